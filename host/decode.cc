@@ -1,26 +1,122 @@
-// `bazel run //host:decode`: load a TileInfer package and decode on the GPU or the CPU.
+// `bazel run //host:decode -- --package=PATH --prompt_ids=1,2,3`: load a TileInfer package,
+// validate it, and decode greedily on the CPU executor (the GPU path arrives with cuda/).
 #include <cstdio>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include <gflags/gflags.h>
 
 #include "cuda/device_query.h"
+#include "host/cpu_executor.h"
+#include "host/error.h"
+#include "host/generate.h"
+#include "host/package.h"
+#include "host/tokenizer.h"
+#include "host/validate.h"
 
-DEFINE_string(package, "", "Path to a .tpkg package written by the planner.");
+DEFINE_string(package, "", "Path to a .tpkg package written by the planner (required).");
+DEFINE_string(prompt_ids, "", "Prompt as comma-separated token ids, e.g. 1,504,3937.");
+DEFINE_int32(max_new_tokens, 32, "Most tokens to generate.");
+DEFINE_string(device, "auto", "auto (GPU when there is one), cpu, or gpu.");
+DEFINE_int32(threads, 0, "CPU executor threads (0: one per hardware thread).");
+DEFINE_bool(ignore_eos, false, "Keep generating past the model's stop tokens.");
 
-int main(int argc, char** argv) {
-  gflags::SetUsageMessage("decode --package=PATH [options]");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  tileinfer::DeviceInfo dev = tileinfer::QueryDevices();
+namespace tileinfer {
+namespace {
+
+std::vector<int> ParseIds(const std::string& text) {
+  std::vector<int> ids;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    size_t used = 0;
+    int id = -1;
+    try {
+      id = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size()) {
+      throw Error("--prompt_ids: '" + item + "' is not a token id; give comma-separated integers");
+    }
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+// Resolves a user path against the directory `bazel run` was started from.
+std::string UserPath(const std::string& path) {
+  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
+  if (path.empty() || path[0] == '/' || cwd == nullptr) return path;
+  return std::string(cwd) + "/" + path;
+}
+
+int Run() {
+  if (FLAGS_package.empty()) throw Error("--package is required (a .tpkg written by the planner)");
+  if (FLAGS_device != "auto" && FLAGS_device != "cpu" && FLAGS_device != "gpu") {
+    throw Error("--device must be auto, cpu or gpu, not '" + FLAGS_device + "'");
+  }
+  std::vector<int> prompt = ParseIds(FLAGS_prompt_ids);
+  auto pkg = Package::Open(UserPath(FLAGS_package));
+  ValidatePlan(*pkg);
+  Tokenizer tokenizer = Tokenizer::FromJson(pkg->tokenizer_json());
+  if (prompt.empty() && pkg->model().bos_token_id >= 0) prompt.push_back(pkg->model().bos_token_id);
+
+  DeviceInfo dev = QueryDevices();
+  if (FLAGS_device == "gpu") {
+    throw Error(dev.count == 0 ? "--device=gpu, but " + dev.why_none
+                               : "--device=gpu: the CUDA worker is not part of this build yet; use --device=cpu");
+  }
   if (dev.count == 0) {
     std::fprintf(stderr, "No usable GPU (%s): using the CPU executor.\n", dev.why_none.c_str());
-  } else {
-    std::fprintf(stderr, "GPU: %s (cc %d.%d, %d SMs)\n", dev.name.c_str(), dev.cc_major,
-                 dev.cc_minor, dev.sm_count);
+  }
+  CpuExecutor exec(*pkg, FLAGS_threads);
+  std::fprintf(stderr, "Package %s: %d layers, hidden %d, vocab %d; plan of %d tasks in %d waves "
+               "for %s; CPU executor with %d threads.\n", pkg->path().c_str(), pkg->model().layers,
+               pkg->model().hidden, pkg->model().vocab, pkg->plan().tasks, pkg->plan().waves,
+               pkg->target().name.c_str(), exec.threads());
+  std::printf("prompt: %s\n", tokenizer.Decode(prompt).c_str());
+  std::printf("output: ");
+  std::fflush(stdout);
+  GenerateOptions options;
+  options.max_new_tokens = FLAGS_max_new_tokens;
+  options.stop_at_eos = !FLAGS_ignore_eos;
+  options.on_token = [&](int id) {
+    std::printf("%s", tokenizer.Decode({id}).c_str());
+    std::fflush(stdout);
+  };
+  GenerateResult r = GenerateGreedy(exec, *pkg, prompt, options);
+  std::printf("\n");
+  std::string ids;
+  for (int id : r.tokens) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+  std::printf("ids: %s\n", ids.c_str());
+  const int decoded = static_cast<int>(r.tokens.size()) - 1;
+  std::printf("prompt: %zu tokens in %.1f ms; decode: %d tokens in %.1f ms (%.2f ms/token, %.1f tokens/s)%s\n",
+              prompt.size(), r.prompt_ms, decoded, r.decode_ms,
+              decoded > 0 ? r.decode_ms / decoded : 0.0, decoded > 0 ? 1000.0 * decoded / r.decode_ms : 0.0,
+              r.stopped_at_eos ? "; stopped at EOS" : "");
+  return 0;
+}
+
+}  // namespace
+}  // namespace tileinfer
+
+int main(int argc, char** argv) {
+  gflags::SetUsageMessage("decode --package=PATH [--prompt_ids=1,2,3] [--max_new_tokens=N] [--device=auto|cpu|gpu]");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  if (argc > 1) {
+    std::fprintf(stderr, "error: unexpected argument '%s' (flags are --name=value)\n", argv[1]);
+    return 2;
   }
   if (FLAGS_package.empty()) {
     gflags::ShowUsageWithFlagsRestrict(argv[0], "host/");
     return 0;
   }
-  return 0;
+  try {
+    return tileinfer::Run();
+  } catch (const tileinfer::Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
 }

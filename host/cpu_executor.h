@@ -1,0 +1,65 @@
+// The CPU executor: runs a package's plan task by task, wave by wave, with the same
+// semantics as the CUDA worker (format_spec.py): FP32 activations and accumulation, BF16
+// weights and K/V cache, fixed-order reductions, greedy selection over candidate slots.
+// Machines without a GPU decode with it; tests use it as the reference for the GPU path.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "host/package.h"
+
+namespace tileinfer {
+
+struct Candidate {
+  float value;  // largest logit of the task's rows
+  int32_t id;   // its token id (lowest among ties), or kCandidateNonFinite
+};
+
+// The greedy choice over candidate slots: largest value, lowest id among ties.
+// Returns kCandidateNonFinite when any slot saw a non-finite logit.
+int32_t SelectGreedy(const Candidate* slots, int n);
+
+class CpuExecutor {
+ public:
+  // `threads` <= 0: one per hardware thread. The package must outlive the executor and
+  // must have passed ValidatePlan.
+  CpuExecutor(const Package& pkg, int threads = 0);
+  ~CpuExecutor();
+
+  // Runs every wave for input `token` at position `pos` (0 <= pos < max_context), appending
+  // its K/V rows to the cache. With `logits` false the LM_HEAD wave is skipped (prompt
+  // positions whose prediction nobody reads).
+  void Step(int token, int pos, bool logits = true);
+
+  // After a Step with logits: the greedy token, or kCandidateNonFinite.
+  int32_t Select() const;
+  const std::vector<float>& logits() const { return f32_[pkg_.plan().buf_logits]; }
+  int threads() const { return static_cast<int>(pool_.size()) + 1; }
+
+ private:
+  void RunTask(const format::TaskRecord& t);
+  void RunParallel(size_t first, size_t count);
+  void PoolLoop(int index);
+
+  const Package& pkg_;
+  std::vector<std::vector<float>> f32_;     // ACTIVATION buffers, by id
+  std::vector<uint16_t> kv_cache_;          // (layers, 2, max_context, KV) BF16
+  std::vector<Candidate> cand_;
+  int token_ = 0, pos_ = 0;
+
+  // A small fork-join pool: task i of a wave goes to thread i % threads.
+  std::vector<std::thread> pool_;
+  std::mutex mu_;
+  std::condition_variable start_cv_, done_cv_;
+  uint64_t generation_ = 0;
+  int pending_ = 0;
+  bool quit_ = false;
+  size_t job_first_ = 0, job_count_ = 0;
+};
+
+}  // namespace tileinfer

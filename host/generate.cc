@@ -1,0 +1,55 @@
+#include "host/generate.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "host/error.h"
+
+namespace tileinfer {
+
+GenerateResult GenerateGreedy(CpuExecutor& exec, const Package& pkg, const std::vector<int>& prompt,
+                              const GenerateOptions& options) {
+  const int max_context = pkg.plan().max_context;
+  if (prompt.empty()) throw Error("the prompt is empty: give at least one token id (e.g. BOS)");
+  for (int id : prompt) {
+    if (id < 0 || id >= pkg.model().vocab) {
+      throw Error("prompt token id " + std::to_string(id) + " is outside the vocabulary (0.." +
+                  std::to_string(pkg.model().vocab - 1) + ")");
+    }
+  }
+  if (options.max_new_tokens < 1) throw Error("max_new_tokens must be at least 1");
+  if (static_cast<int64_t>(prompt.size()) + options.max_new_tokens > max_context) {
+    throw Error("prompt (" + std::to_string(prompt.size()) + " tokens) + max_new_tokens (" +
+                std::to_string(options.max_new_tokens) + ") exceeds the package's max context " +
+                std::to_string(max_context) + ": shorten them, or re-plan with a larger --max_context");
+  }
+  const auto& stops = pkg.stop_token_ids();
+  GenerateResult result;
+  using Clock = std::chrono::steady_clock;
+  auto t0 = Clock::now();
+  int pos = 0;
+  for (; pos + 1 < static_cast<int>(prompt.size()); ++pos) exec.Step(prompt[pos], pos, false);
+  exec.Step(prompt[pos], pos, true);
+  auto t1 = Clock::now();
+  result.prompt_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  for (;;) {
+    const int32_t next = exec.Select();
+    if (next == format::kCandidateNonFinite) {
+      throw Error("non-finite logit at position " + std::to_string(pos) +
+                  ": the request stopped; no token was emitted (check the checkpoint for inf/NaN weights)");
+    }
+    result.tokens.push_back(next);
+    if (options.on_token) options.on_token(next);
+    if (options.stop_at_eos && std::find(stops.begin(), stops.end(), next) != stops.end()) {
+      result.stopped_at_eos = true;
+      break;
+    }
+    if (static_cast<int>(result.tokens.size()) >= options.max_new_tokens) break;
+    ++pos;
+    exec.Step(next, pos, true);
+  }
+  result.decode_ms = std::chrono::duration<double, std::milli>(Clock::now() - t1).count();
+  return result;
+}
+
+}  // namespace tileinfer

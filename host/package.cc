@@ -1,0 +1,303 @@
+// Package reader: every structural check happens here, before any executor sees the data.
+#include "host/package.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <map>
+
+#include <nlohmann/json.hpp>
+#include <openssl/evp.h>
+
+#include "host/error.h"
+
+namespace tileinfer {
+namespace {
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "packages are little-endian");
+
+constexpr const char* kReplan =
+    "re-run the planner (bazel run //py/planner -- --checkpoint=... --out=...)";
+
+template <typename Record>
+Span<Record> RecordsOf(const uint8_t* base, uint64_t bytes, const std::string& what,
+                       const std::string& path) {
+  if (bytes % sizeof(Record) != 0) {
+    throw Error(path + ": section '" + what + "' is " + std::to_string(bytes) +
+                " bytes, not a multiple of its record size " + std::to_string(sizeof(Record)) +
+                ": the file is damaged; " + kReplan);
+  }
+  return Span<Record>{reinterpret_cast<const Record*>(base), bytes / sizeof(Record)};
+}
+
+}  // namespace
+
+std::string Sha256(const void* data, uint64_t bytes) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (EVP_Digest(data, bytes, md, &len, EVP_sha256(), nullptr) != 1 || len != 32) {
+    throw Error("SHA-256 failed (OpenSSL EVP_Digest)");
+  }
+  return std::string(reinterpret_cast<char*>(md), 32);
+}
+
+std::string Package::Name(const char* field, size_t n) {
+  size_t len = 0;
+  while (len < n && field[len] != '\0') ++len;
+  return std::string(field, len);
+}
+
+uint64_t Package::TensorBytes(uint32_t id) const {
+  const format::TensorRecord& t = tensors_[id];
+  return static_cast<uint64_t>(t.rows) * t.cols * format::DTypeBytes(t.dtype);
+}
+
+std::unique_ptr<Package> Package::Open(const std::string& path, bool verify_checksums) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    throw Error(path + ": cannot open package (" + std::strerror(errno) +
+                "): check the path, or make one with the planner: " + kReplan);
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error(path + ": not a regular file");
+  }
+  std::unique_ptr<Package> pkg(new Package());
+  pkg->path_ = path;
+  pkg->map_bytes_ = static_cast<uint64_t>(st.st_size);
+  if (pkg->map_bytes_ < sizeof(format::FileHeader)) {
+    ::close(fd);
+    throw Error(path + ": truncated: " + std::to_string(pkg->map_bytes_) +
+                " bytes, smaller than the 64-byte header; " + kReplan);
+  }
+  void* map = mmap(nullptr, pkg->map_bytes_, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (map == MAP_FAILED) {
+    throw Error(path + ": mmap failed (" + std::strerror(errno) + ")");
+  }
+  pkg->map_ = static_cast<const uint8_t*>(map);
+  pkg->Parse(verify_checksums);
+  return pkg;
+}
+
+Package::~Package() {
+  if (map_ != nullptr) munmap(const_cast<uint8_t*>(map_), map_bytes_);
+}
+
+void Package::Parse(bool verify_checksums) {
+  format::FileHeader h;
+  std::memcpy(&h, map_, sizeof(h));
+  if (std::memcmp(h.magic, format::kMagic, 8) != 0) {
+    throw Error(path_ + ": not a TileInfer package (bad magic; expected \"TILEPKG\")");
+  }
+  if (h.format_version > format::kFormatVersion) {
+    throw Error(path_ + ": package format v" + std::to_string(h.format_version) +
+                " is newer than this runtime, which reads v" +
+                std::to_string(format::kFormatVersion) +
+                ": update TileInfer, or " + kReplan + " of this version");
+  }
+  if (h.format_version != format::kFormatVersion) {
+    throw Error(path_ + ": unknown package format v" + std::to_string(h.format_version) +
+                " (this runtime reads v" + std::to_string(format::kFormatVersion) + "): " +
+                kReplan);
+  }
+  if (h.header_bytes != sizeof(format::FileHeader) ||
+      h.section_entry_bytes != sizeof(format::SectionEntry)) {
+    throw Error(path_ + ": header or section-entry size does not match format v" +
+                std::to_string(format::kFormatVersion) + ": the file is damaged; " + kReplan);
+  }
+  if (h.file_bytes != map_bytes_) {
+    throw Error(path_ + ": truncated or extended: the header says " +
+                std::to_string(h.file_bytes) + " bytes, the file has " +
+                std::to_string(map_bytes_) + "; " + kReplan);
+  }
+  if (h.section_count == 0 || h.section_count > 64) {
+    throw Error(path_ + ": implausible section count " + std::to_string(h.section_count));
+  }
+  const uint64_t table_bytes = static_cast<uint64_t>(h.section_count) * sizeof(format::SectionEntry);
+  if (sizeof(h) + table_bytes > map_bytes_) {
+    throw Error(path_ + ": truncated section table; " + kReplan);
+  }
+  const uint8_t* table = map_ + sizeof(h);
+  if (verify_checksums && Sha256(table, table_bytes) != std::string(reinterpret_cast<const char*>(h.table_sha256), 32)) {
+    throw Error(path_ + ": checksum mismatch in the section table: the file is damaged; " + kReplan);
+  }
+  std::map<std::string, std::pair<const uint8_t*, uint64_t>> sections;
+  for (uint32_t i = 0; i < h.section_count; ++i) {
+    format::SectionEntry e;
+    std::memcpy(&e, table + i * sizeof(e), sizeof(e));
+    const std::string name = Name(e.name, sizeof(e.name));
+    bool known = false;
+    for (const char* n : format::kSectionNames) known |= (name == n);
+    if (!known) {
+      throw Error(path_ + ": unknown section '" + name + "' in a format v" +
+                  std::to_string(format::kFormatVersion) + " file; " + kReplan);
+    }
+    if (sections.count(name)) throw Error(path_ + ": section '" + name + "' appears twice");
+    if (e.offset % format::kSectionAlign != 0 || e.offset > map_bytes_ ||
+        e.bytes > map_bytes_ - e.offset) {
+      throw Error(path_ + ": section '" + name + "' lies outside the file or is misaligned "
+                  "(offset " + std::to_string(e.offset) + ", " + std::to_string(e.bytes) +
+                  " bytes); " + kReplan);
+    }
+    if (verify_checksums &&
+        Sha256(map_ + e.offset, e.bytes) != std::string(reinterpret_cast<const char*>(e.sha256), 32)) {
+      throw Error(path_ + ": checksum mismatch in section '" + name +
+                  "': the file is damaged; " + kReplan);
+    }
+    sections[name] = {map_ + e.offset, e.bytes};
+  }
+  for (const char* n : format::kSectionNames) {
+    if (!sections.count(n)) throw Error(path_ + ": section '" + std::string(n) + "' is missing; " + kReplan);
+  }
+  auto text = [&](const char* n) {
+    return std::string(reinterpret_cast<const char*>(sections[n].first), sections[n].second);
+  };
+  meta_text_ = text("meta");
+  tokenizer_text_ = text("tokenizer");
+  tensors_ = RecordsOf<format::TensorRecord>(sections["tensors"].first, sections["tensors"].second, "tensors", path_);
+  buffers_ = RecordsOf<format::BufferRecord>(sections["buffers"].first, sections["buffers"].second, "buffers", path_);
+  waves_ = RecordsOf<format::WaveRecord>(sections["waves"].first, sections["waves"].second, "waves", path_);
+  tasks_ = RecordsOf<format::TaskRecord>(sections["tasks"].first, sections["tasks"].second, "tasks", path_);
+  weights_ = sections["weights"].first;
+  weights_bytes_ = sections["weights"].second;
+
+  for (size_t i = 0; i < tensors_.size; ++i) {
+    const format::TensorRecord& t = tensors_[i];
+    const std::string name = Name(t.name, sizeof(t.name));
+    const uint32_t esize = format::DTypeBytes(t.dtype);
+    if (esize == 0 || t.dtype == static_cast<uint32_t>(format::DType::CANDIDATE)) {
+      throw Error(path_ + ": tensor " + std::to_string(i) + " '" + name + "' has unknown dtype " +
+                  std::to_string(t.dtype));
+    }
+    const uint64_t bytes = static_cast<uint64_t>(t.rows) * t.cols * esize;
+    if (t.rows == 0 || t.cols == 0 || t.offset % format::kTensorAlign != 0 ||
+        t.offset > weights_bytes_ || bytes > weights_bytes_ - t.offset) {
+      throw Error(path_ + ": tensor " + std::to_string(i) + " '" + name + "' (" +
+                  std::to_string(t.rows) + "x" + std::to_string(t.cols) + " at offset " +
+                  std::to_string(t.offset) + ") lies outside the weights section of " +
+                  std::to_string(weights_bytes_) + " bytes or is misaligned; " + kReplan);
+    }
+  }
+  for (size_t i = 0; i < buffers_.size; ++i) {
+    const format::BufferRecord& b = buffers_[i];
+    if (b.kind < 1 || b.kind > 3 || format::DTypeBytes(b.dtype) == 0 || b.elements == 0 ||
+        b.elements > (uint64_t{1} << 40)) {
+      throw Error(path_ + ": buffer " + std::to_string(i) + " '" + Name(b.name, sizeof(b.name)) +
+                  "' has a bad kind, dtype or size");
+    }
+  }
+  ParseMeta();
+}
+
+void Package::ParseMeta() {
+  using nlohmann::json;
+  json meta;
+  try {
+    meta = json::parse(meta_text_);
+  } catch (const json::exception& e) {
+    throw Error(path_ + ": section 'meta' is not valid JSON (" + e.what() + "); " + kReplan);
+  }
+  std::string where;
+  try {
+    where = "format_version";
+    if (meta.at("format_version").get<int>() != static_cast<int>(format::kFormatVersion)) {
+      throw Error(path_ + ": meta.format_version disagrees with the header; " + kReplan);
+    }
+    where = "model";
+    const json& m = meta.at("model");
+    model_.hidden = m.at("hidden_size").get<int>();
+    model_.ffn = m.at("intermediate_size").get<int>();
+    model_.layers = m.at("num_layers").get<int>();
+    model_.heads = m.at("num_heads").get<int>();
+    model_.kv_heads = m.at("num_kv_heads").get<int>();
+    model_.head_dim = m.at("head_dim").get<int>();
+    model_.vocab = m.at("vocab_size").get<int>();
+    model_.rms_norm_eps = m.at("rms_norm_eps").get<float>();
+    model_.tied = m.at("tie_word_embeddings").get<bool>();
+    model_.bos_token_id = m.at("bos_token_id").is_null() ? -1 : m.at("bos_token_id").get<int>();
+    where = "target";
+    const json& t = meta.at("target");
+    target_.name = t.at("name").get<std::string>();
+    target_.cc_major = t.at("compute_capability").at(0).get<int>();
+    target_.cc_minor = t.at("compute_capability").at(1).get<int>();
+    target_.sm_count = t.at("sm_count").get<int>();
+    target_.workers_per_sm = t.at("workers_per_sm").get<int>();
+    target_.threads_per_worker = t.at("threads_per_worker").get<int>();
+    target_.registers_per_thread = t.at("registers_per_thread").get<int>();
+    target_.shared_memory_per_worker = t.at("shared_memory_per_worker").get<int>();
+    target_.worker_fingerprint = t.at("worker_fingerprint").get<std::string>();
+    where = "plan";
+    const json& p = meta.at("plan");
+    plan_.workers = p.at("workers").get<int>();
+    plan_.waves = p.at("waves").get<int>();
+    plan_.tasks = p.at("tasks").get<int>();
+    plan_.max_context = p.at("max_context").get<int>();
+    plan_.attention_chunks = p.at("attention_chunks").get<int>();
+    plan_.attention_min_chunk = p.at("attention_min_chunk").get<int>();
+    plan_.ffn_parts = p.at("ffn_parts").get<int>();
+    plan_.lm_head_slots = p.at("lm_head_slots").get<int>();
+    const json& b = p.at("buffers");
+    plan_.buf_x0 = b.at("x0").get<uint32_t>();
+    plan_.buf_x1 = b.at("x1").get<uint32_t>();
+    plan_.buf_qkv = b.at("qkv").get<uint32_t>();
+    plan_.buf_attn = b.at("attn").get<uint32_t>();
+    plan_.buf_ffn_part = b.at("ffn_part").get<uint32_t>();
+    plan_.buf_logits = b.at("logits").get<uint32_t>();
+    plan_.buf_cand = b.at("cand").get<uint32_t>();
+    plan_.buf_kv_cache = b.at("kv_cache").get<uint32_t>();
+    const json& tn = p.at("tensors");
+    plan_.tensor_embed = tn.at("embed").get<uint32_t>();
+    plan_.tensor_rope = tn.at("rope_inv_freq").get<uint32_t>();
+    where = "stop_token_ids";
+    stop_ids_ = meta.at("stop_token_ids").get<std::vector<int>>();
+  } catch (const json::exception& e) {
+    throw Error(path_ + ": meta." + where + " is missing or malformed (" + e.what() + "); " + kReplan);
+  }
+  auto positive = [&](int v, const char* what, int limit) {
+    if (v <= 0 || v > limit) {
+      throw Error(path_ + ": meta value " + std::string(what) + " = " + std::to_string(v) +
+                  " is out of range (1.." + std::to_string(limit) + ")");
+    }
+  };
+  positive(model_.hidden, "model.hidden_size", 1 << 16);
+  positive(model_.ffn, "model.intermediate_size", 1 << 18);
+  positive(model_.layers, "model.num_layers", 1024);
+  positive(model_.heads, "model.num_heads", 1024);
+  positive(model_.kv_heads, "model.num_kv_heads", 1024);
+  positive(model_.head_dim, "model.head_dim", 512);
+  positive(model_.vocab, "model.vocab_size", 1 << 24);
+  positive(plan_.workers, "plan.workers", 1 << 16);
+  positive(plan_.max_context, "plan.max_context", 1 << 20);
+  positive(plan_.attention_chunks, "plan.attention_chunks", 1 << 16);
+  positive(plan_.attention_min_chunk, "plan.attention_min_chunk", 1 << 20);
+  positive(plan_.ffn_parts, "plan.ffn_parts", 1 << 16);
+  positive(plan_.lm_head_slots, "plan.lm_head_slots", 1 << 16);
+  if (model_.heads % model_.kv_heads != 0 || model_.head_dim % 2 != 0) {
+    throw Error(path_ + ": model heads (" + std::to_string(model_.heads) + ") must be a multiple of "
+                "K/V heads (" + std::to_string(model_.kv_heads) + ") and head_dim even");
+  }
+  if (plan_.waves != static_cast<int>(waves_.size) || plan_.tasks != static_cast<int>(tasks_.size)) {
+    throw Error(path_ + ": meta.plan counts (" + std::to_string(plan_.waves) + " waves, " +
+                std::to_string(plan_.tasks) + " tasks) disagree with the sections (" +
+                std::to_string(waves_.size) + ", " + std::to_string(tasks_.size) + ")");
+  }
+  for (uint32_t id : {plan_.buf_x0, plan_.buf_x1, plan_.buf_qkv, plan_.buf_attn, plan_.buf_ffn_part,
+                      plan_.buf_logits, plan_.buf_cand, plan_.buf_kv_cache}) {
+    if (id >= buffers_.size) throw Error(path_ + ": meta.plan.buffers names buffer id " + std::to_string(id) + ", which does not exist");
+  }
+  for (uint32_t id : {plan_.tensor_embed, plan_.tensor_rope}) {
+    if (id >= tensors_.size) throw Error(path_ + ": meta.plan.tensors names tensor id " + std::to_string(id) + ", which does not exist");
+  }
+  for (int id : stop_ids_) {
+    if (id < 0 || id >= model_.vocab) throw Error(path_ + ": stop token id " + std::to_string(id) + " is outside the vocabulary");
+  }
+}
+
+}  // namespace tileinfer

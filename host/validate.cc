@@ -1,0 +1,345 @@
+// Plan validation: shapes and bounds per task, then a symbolic run of one token over the
+// barrier epochs that checks every hazard the grid barriers are meant to rule out.
+#include "host/validate.h"
+
+#include <algorithm>
+#include <map>
+
+#include "host/error.h"
+
+namespace tileinfer {
+namespace {
+
+using format::Opcode;
+using format::TaskRecord;
+
+std::string Describe(size_t index, const TaskRecord& t) {
+  return "task " + std::to_string(index) + " (" + format::OpcodeName(t.opcode) + ", wave " +
+         std::to_string(t.wave) + ", worker " + std::to_string(t.worker) + ", layer " +
+         std::to_string(t.layer) + ")";
+}
+
+class Checker {
+ public:
+  Checker(const Package& pkg, size_t index)
+      : pkg_(pkg), t_(pkg.tasks()[index]), what_(Describe(index, t_)) {}
+
+  [[noreturn]] void Fail(const std::string& rule) const {
+    throw Error(pkg_.path() + ": invalid plan: " + what_ + ": " + rule);
+  }
+  void Expect(bool ok, const std::string& rule) const {
+    if (!ok) Fail(rule);
+  }
+  const format::TensorRecord& Tensor(uint32_t id, const char* field) const {
+    Expect(id < pkg_.tensors().size, std::string(field) + " names tensor " + std::to_string(id) + ", which does not exist");
+    return pkg_.tensors()[id];
+  }
+  const format::BufferRecord& Buffer(uint32_t id, const char* field, format::BufferKind kind) const {
+    Expect(id < pkg_.buffers().size, std::string(field) + " names buffer " + std::to_string(id) + ", which does not exist");
+    const format::BufferRecord& b = pkg_.buffers()[id];
+    Expect(b.kind == static_cast<uint32_t>(kind), std::string(field) + " names buffer '" +
+           Package::Name(b.name, sizeof(b.name)) + "' of the wrong kind");
+    return b;
+  }
+  void Shape(const format::TensorRecord& w, uint64_t rows, uint64_t cols, const char* field) const {
+    Expect(w.rows == rows && w.cols == cols,
+           std::string(field) + " '" + Package::Name(w.name, sizeof(w.name)) + "' is " +
+           std::to_string(w.rows) + "x" + std::to_string(w.cols) + ", the opcode needs " +
+           std::to_string(rows) + "x" + std::to_string(cols));
+  }
+  void Bf16(const format::TensorRecord& w, const char* field) const {
+    Expect(w.dtype == static_cast<uint32_t>(format::DType::BF16), std::string(field) + " must be BF16");
+  }
+  void Rows(uint64_t limit) const {
+    Expect(t_.row_begin < t_.row_end && t_.row_end <= limit,
+           "rows [" + std::to_string(t_.row_begin) + ", " + std::to_string(t_.row_end) +
+           ") are empty or exceed " + std::to_string(limit));
+  }
+  void Elements(const format::BufferRecord& b, uint64_t n, const char* field) const {
+    Expect(b.elements == n, std::string(field) + " '" + Package::Name(b.name, sizeof(b.name)) +
+           "' has " + std::to_string(b.elements) + " elements, the opcode needs " + std::to_string(n));
+  }
+
+  const Package& pkg_;
+  const TaskRecord& t_;
+  std::string what_;
+};
+
+// Operand ids, dtypes, shapes and row ranges of one task against the model.
+void CheckOperands(const Package& pkg, size_t index) {
+  Checker c(pkg, index);
+  const TaskRecord& t = c.t_;
+  const ModelConfig& m = pkg.model();
+  const PlanParams& p = pkg.plan();
+  const uint64_t H = m.hidden, F = m.ffn, V = m.vocab, HD = m.head_dim;
+  const uint64_t QKV = m.q_dim() + 2 * m.kv_dim();
+  using K = format::BufferKind;
+  c.Expect(t.worker < static_cast<uint32_t>(p.workers), "worker is outside the plan's " + std::to_string(p.workers) + " workers");
+  c.Expect(t.layer < static_cast<uint32_t>(m.layers), "layer is outside the model's " + std::to_string(m.layers) + " layers");
+  switch (static_cast<Opcode>(t.opcode)) {
+    case Opcode::EMBED: {
+      const auto& w = c.Tensor(t.weight, "weight");
+      c.Bf16(w, "weight");
+      c.Shape(w, V, H, "weight");
+      c.Elements(c.Buffer(t.out_buf, "out_buf", K::ACTIVATION), H, "out_buf");
+      c.Rows(H);
+      break;
+    }
+    case Opcode::RMSNORM_GEMV: {
+      const auto& w = c.Tensor(t.weight, "weight");
+      c.Bf16(w, "weight");
+      c.Expect(w.cols == H, "weight must have the hidden size as columns");
+      c.Shape(c.Tensor(t.norm, "norm"), H, 1, "norm");
+      c.Elements(c.Buffer(t.in_buf, "in_buf", K::ACTIVATION), H, "in_buf");
+      c.Elements(c.Buffer(t.out_buf, "out_buf", K::ACTIVATION), w.rows, "out_buf");
+      c.Rows(w.rows);
+      break;
+    }
+    case Opcode::ATTENTION: {
+      c.Elements(c.Buffer(t.in_buf, "in_buf", K::ACTIVATION), QKV, "in_buf");
+      c.Elements(c.Buffer(t.aux_buf, "aux_buf", K::KV_CACHE),
+                 uint64_t(m.layers) * 2 * p.max_context * m.kv_dim(), "aux_buf");
+      c.Elements(c.Buffer(t.out_buf, "out_buf", K::ACTIVATION),
+                 uint64_t(p.attention_chunks) * m.heads * (HD + 2), "out_buf");
+      const auto& rope = c.Tensor(t.weight2, "weight2");
+      c.Expect(rope.dtype == static_cast<uint32_t>(format::DType::F32), "weight2 (RoPE table) must be F32");
+      c.Shape(rope, HD / 2, 1, "weight2");
+      c.Expect(t.param0 < static_cast<uint32_t>(m.kv_heads), "param0 (kv_head) is outside the model's K/V heads");
+      c.Expect(t.param1 == static_cast<uint32_t>(p.attention_chunks), "param1 (n_chunks) differs from plan.attention_chunks");
+      c.Expect(t.slot < t.param1, "slot (chunk) is not below n_chunks");
+      c.Expect(t.param2 == static_cast<uint32_t>(p.attention_min_chunk) && t.param2 > 0,
+               "param2 (min_chunk) differs from plan.attention_min_chunk");
+      break;
+    }
+    case Opcode::ATTN_OUT: {
+      const auto& w = c.Tensor(t.weight, "weight");
+      c.Bf16(w, "weight");
+      c.Shape(w, H, m.q_dim(), "weight");
+      c.Expect(t.param1 == static_cast<uint32_t>(p.attention_chunks), "param1 (n_chunks) differs from plan.attention_chunks");
+      c.Elements(c.Buffer(t.in_buf, "in_buf", K::ACTIVATION),
+                 uint64_t(p.attention_chunks) * m.heads * (HD + 2), "in_buf");
+      c.Elements(c.Buffer(t.aux_buf, "aux_buf", K::ACTIVATION), H, "aux_buf");
+      c.Elements(c.Buffer(t.out_buf, "out_buf", K::ACTIVATION), H, "out_buf");
+      c.Rows(H);
+      break;
+    }
+    case Opcode::FFN: {
+      for (auto [id, field] : {std::pair{t.weight, "weight"}, {t.weight2, "weight2"}, {t.weight3, "weight3"}}) {
+        const auto& w = c.Tensor(id, field);
+        c.Bf16(w, field);
+        c.Shape(w, F, H, field);
+      }
+      c.Shape(c.Tensor(t.norm, "norm"), H, 1, "norm");
+      c.Elements(c.Buffer(t.in_buf, "in_buf", K::ACTIVATION), H, "in_buf");
+      c.Elements(c.Buffer(t.out_buf, "out_buf", K::ACTIVATION), uint64_t(p.ffn_parts) * H, "out_buf");
+      c.Expect(t.slot < static_cast<uint32_t>(p.ffn_parts), "slot is not below plan.ffn_parts");
+      c.Rows(F);
+      break;
+    }
+    case Opcode::FFN_REDUCE: {
+      c.Expect(t.param0 == static_cast<uint32_t>(p.ffn_parts), "param0 (parts) differs from plan.ffn_parts");
+      c.Elements(c.Buffer(t.in_buf, "in_buf", K::ACTIVATION), uint64_t(p.ffn_parts) * H, "in_buf");
+      c.Elements(c.Buffer(t.aux_buf, "aux_buf", K::ACTIVATION), H, "aux_buf");
+      c.Elements(c.Buffer(t.out_buf, "out_buf", K::ACTIVATION), H, "out_buf");
+      c.Rows(H);
+      break;
+    }
+    case Opcode::LM_HEAD: {
+      const auto& w = c.Tensor(t.weight, "weight");
+      c.Bf16(w, "weight");
+      c.Shape(w, V, H, "weight");
+      c.Shape(c.Tensor(t.norm, "norm"), H, 1, "norm");
+      c.Elements(c.Buffer(t.in_buf, "in_buf", K::ACTIVATION), H, "in_buf");
+      c.Elements(c.Buffer(t.out_buf, "out_buf", K::ACTIVATION), V, "out_buf");
+      c.Elements(c.Buffer(t.aux_buf, "aux_buf", K::CANDIDATES), p.lm_head_slots, "aux_buf");
+      c.Expect(t.slot < static_cast<uint32_t>(p.lm_head_slots), "slot is not below plan.lm_head_slots");
+      c.Rows(V);
+      break;
+    }
+    default:
+      c.Fail("unknown opcode " + std::to_string(t.opcode) + ": the package needs a newer runtime, or re-run the planner");
+  }
+  if (t.norm != format::kNoneId) {
+    c.Bf16(c.Tensor(t.norm, "norm"), "norm");
+  }
+}
+
+}  // namespace
+
+TaskAccess AccessOf(const TaskRecord& t, const ModelConfig& m) {
+  TaskAccess a;
+  const uint64_t H = m.hidden, HD = m.head_dim, Q = m.q_dim(), KV = m.kv_dim();
+  const uint64_t group = m.heads / m.kv_heads;
+  switch (static_cast<Opcode>(t.opcode)) {
+    case Opcode::EMBED:
+      a.writes.push_back({t.out_buf, t.row_begin, t.row_end});
+      break;
+    case Opcode::RMSNORM_GEMV:
+      a.reads.push_back({t.in_buf, 0, H});
+      a.writes.push_back({t.out_buf, t.row_begin, t.row_end});
+      break;
+    case Opcode::ATTENTION: {
+      const uint64_t kv = t.param0, chunk = t.slot, n_chunks = t.param1;
+      a.reads.push_back({t.in_buf, kv * group * HD, (kv + 1) * group * HD});
+      if (chunk + 1 == n_chunks) {  // the last chunk owns position pos: it reads k and v
+        a.reads.push_back({t.in_buf, Q + kv * HD, Q + (kv + 1) * HD});
+        a.reads.push_back({t.in_buf, Q + KV + kv * HD, Q + KV + (kv + 1) * HD});
+      }
+      const uint64_t row = chunk * m.heads + kv * group;
+      a.writes.push_back({t.out_buf, row * (HD + 2), (row + group) * (HD + 2)});
+      break;
+    }
+    case Opcode::ATTN_OUT:
+      a.reads.push_back({t.in_buf, 0, uint64_t(t.param1) * m.heads * (HD + 2)});
+      a.reads.push_back({t.aux_buf, t.row_begin, t.row_end});
+      a.writes.push_back({t.out_buf, t.row_begin, t.row_end});
+      break;
+    case Opcode::FFN:
+      a.reads.push_back({t.in_buf, 0, H});
+      a.writes.push_back({t.out_buf, uint64_t(t.slot) * H, uint64_t(t.slot + 1) * H});
+      break;
+    case Opcode::FFN_REDUCE:
+      for (uint64_t s = 0; s < t.param0; ++s) {
+        a.reads.push_back({t.in_buf, s * H + t.row_begin, s * H + t.row_end});
+      }
+      a.reads.push_back({t.aux_buf, t.row_begin, t.row_end});
+      a.writes.push_back({t.out_buf, t.row_begin, t.row_end});
+      break;
+    case Opcode::LM_HEAD:
+      a.reads.push_back({t.in_buf, 0, H});
+      a.writes.push_back({t.out_buf, t.row_begin, t.row_end});
+      a.writes.push_back({t.aux_buf, t.slot, uint64_t(t.slot) + 1});
+      break;
+  }
+  return a;
+}
+
+void ValidatePlan(const Package& pkg) {
+  const auto tasks = pkg.tasks();
+  const auto waves = pkg.waves();
+  const ModelConfig& m = pkg.model();
+  const std::string where = pkg.path() + ": invalid plan: ";
+  // Waves: contiguous, in order, each with a known sync; tasks sorted by (wave, worker).
+  uint64_t next = 0;
+  for (size_t w = 0; w < waves.size; ++w) {
+    const auto& wr = waves[w];
+    if (wr.first_task != next || wr.task_count > tasks.size - next) {
+      throw Error(where + "wave " + std::to_string(w) + " does not start where wave " +
+                  std::to_string(w) + "-1 ended, or runs past the tasks");
+    }
+    if (wr.sync != static_cast<uint32_t>(format::Sync::SYNC_GRID_BARRIER) &&
+        wr.sync != static_cast<uint32_t>(format::Sync::SYNC_NONE)) {
+      throw Error(where + "wave " + std::to_string(w) + " has unknown sync " + std::to_string(wr.sync));
+    }
+    for (uint64_t i = wr.first_task; i < wr.first_task + wr.task_count; ++i) {
+      if (tasks[i].wave != w) {
+        throw Error(where + Describe(i, tasks[i]) + ": lies in wave " + std::to_string(w) + "'s task range");
+      }
+      if (i > wr.first_task && tasks[i].worker < tasks[i - 1].worker) {
+        throw Error(where + Describe(i, tasks[i]) + ": tasks of a wave must be sorted by worker");
+      }
+    }
+    next += wr.task_count;
+  }
+  if (next != tasks.size) throw Error(where + "tasks after the last wave");
+  if (waves.size == 0 || waves[waves.size - 1].sync != static_cast<uint32_t>(format::Sync::SYNC_GRID_BARRIER)) {
+    throw Error(where + "the last wave must end at a grid barrier");
+  }
+  for (size_t i = 0; i < tasks.size; ++i) CheckOperands(pkg, i);
+
+  // Symbolic token: per element of every ACTIVATION/CANDIDATES buffer, the epoch that last
+  // wrote it (-1: not yet this token) and, within the current epoch, the writing task.
+  const auto buffers = pkg.buffers();
+  std::vector<std::vector<int32_t>> written(buffers.size), writer(buffers.size);
+  for (size_t b = 0; b < buffers.size; ++b) {
+    if (buffers[b].kind != static_cast<uint32_t>(format::BufferKind::KV_CACHE)) {
+      written[b].assign(buffers[b].elements, -1);
+      writer[b].assign(buffers[b].elements, -1);
+    }
+  }
+  auto check_range = [&](size_t i, const Range& r, const char* what) {
+    if (r.buffer >= buffers.size || written[r.buffer].empty() || r.begin > r.end ||
+        r.end > buffers[r.buffer].elements) {
+      throw Error(where + Describe(i, tasks[i]) + ": " + what + " range [" + std::to_string(r.begin) +
+                  ", " + std::to_string(r.end) + ") of buffer " + std::to_string(r.buffer) +
+                  " is out of bounds");
+    }
+  };
+  int epoch = 0;
+  size_t w = 0;
+  while (w < waves.size) {
+    size_t last = w;  // waves w..last form one epoch: SYNC_NONE waves join the next
+    while (waves[last].sync == static_cast<uint32_t>(format::Sync::SYNC_NONE)) ++last;
+    const size_t first_task = waves[w].first_task;
+    const size_t end_task = waves[last].first_task + waves[last].task_count;
+    std::vector<TaskAccess> access;
+    for (size_t i = first_task; i < end_task; ++i) {
+      access.push_back(AccessOf(tasks[i], m));
+      for (const Range& r : access.back().writes) {
+        check_range(i, r, "write");
+        for (uint64_t e = r.begin; e < r.end; ++e) {
+          int32_t& who = writer[r.buffer][e];
+          if (who >= 0 && who != static_cast<int32_t>(i)) {
+            throw Error(where + Describe(i, tasks[i]) + ": writes element " + std::to_string(e) +
+                        " of buffer " + std::to_string(r.buffer) + ", which " +
+                        Describe(who, tasks[who]) + " also writes in the same barrier epoch");
+          }
+          who = static_cast<int32_t>(i);
+        }
+      }
+    }
+    for (size_t i = first_task; i < end_task; ++i) {
+      for (const Range& r : access[i - first_task].reads) {
+        check_range(i, r, "read");
+        for (uint64_t e = r.begin; e < r.end; ++e) {
+          const int32_t who = writer[r.buffer][e];
+          if (who >= 0 && who != static_cast<int32_t>(i)) {
+            throw Error(where + Describe(i, tasks[i]) + ": reads element " + std::to_string(e) +
+                        " of buffer " + std::to_string(r.buffer) + " that " +
+                        Describe(who, tasks[who]) + " writes with no barrier between them");
+          }
+          if (who < 0 && written[r.buffer][e] < 0 &&
+              buffers[r.buffer].kind == static_cast<uint32_t>(format::BufferKind::ACTIVATION)) {
+            throw Error(where + Describe(i, tasks[i]) + ": reads element " + std::to_string(e) +
+                        " of buffer " + std::to_string(r.buffer) + " before any earlier wave writes it");
+          }
+        }
+      }
+    }
+    for (size_t i = first_task; i < end_task; ++i) {
+      for (const Range& r : access[i - first_task].writes) {
+        for (uint64_t e = r.begin; e < r.end; ++e) {
+          written[r.buffer][e] = epoch;
+          writer[r.buffer][e] = -1;
+        }
+      }
+    }
+    ++epoch;
+    w = last + 1;
+  }
+  const uint32_t cand = pkg.plan().buf_cand;
+  for (uint64_t s = 0; s < buffers[cand].elements; ++s) {
+    if (written[cand][s] < 0) {
+      throw Error(where + "candidate slot " + std::to_string(s) + " is never written by an LM_HEAD task");
+    }
+  }
+}
+
+void CheckTarget(const Package& pkg, const std::string& gpu_name, int cc_major, int cc_minor,
+                 int sm_count, const std::string& worker_fingerprint) {
+  const TargetInfo& t = pkg.target();
+  auto refuse = [&](const std::string& what) {
+    throw Error(pkg.path() + ": made for " + what + ": re-plan for this GPU and worker "
+                "(bazel run //py/planner -- --target=probe ...)");
+  };
+  if (t.name != gpu_name) refuse("GPU '" + t.name + "', this is '" + gpu_name + "'");
+  if (t.cc_major != cc_major || t.cc_minor != cc_minor) {
+    refuse("compute capability " + std::to_string(t.cc_major) + "." + std::to_string(t.cc_minor));
+  }
+  if (t.sm_count != sm_count) refuse(std::to_string(t.sm_count) + " SMs, this GPU has " + std::to_string(sm_count));
+  if (t.worker_fingerprint != worker_fingerprint) {
+    refuse("worker fingerprint " + t.worker_fingerprint + ", this binary's worker is " + worker_fingerprint);
+  }
+}
+
+}  // namespace tileinfer
