@@ -7,6 +7,7 @@
 
 #include "host/bf16.h"
 #include "host/error.h"
+#include "host/generate.h"
 
 namespace tileinfer {
 namespace {
@@ -155,8 +156,12 @@ void CpuExecutor::Step(int token, int pos, bool logits) {
   }
 }
 
-int32_t CpuExecutor::Select() const {
+int32_t CpuExecutor::Select() {
   return SelectGreedy(cand_.data(), static_cast<int>(cand_.size()));
+}
+
+GenerateResult CpuExecutor::Generate(const std::vector<int>& prompt, const GenerateOptions& options) {
+  return GenerateGreedy(*this, pkg_, prompt, options);
 }
 
 void CpuExecutor::RunTask(const format::TaskRecord& t) {

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "host/executor.h"
 #include "host/package.h"
 
 namespace tileinfer {
@@ -24,7 +25,7 @@ struct Candidate {
 // Returns kCandidateNonFinite when any slot saw a non-finite logit.
 int32_t SelectGreedy(const Candidate* slots, int n);
 
-class CpuExecutor {
+class CpuExecutor : public Executor {
  public:
   // `threads` <= 0: one per hardware thread. The package must outlive the executor and
   // must have passed ValidatePlan.
@@ -34,11 +35,13 @@ class CpuExecutor {
   // Runs every wave for input `token` at position `pos` (0 <= pos < max_context), appending
   // its K/V rows to the cache. With `logits` false the LM_HEAD wave is skipped (prompt
   // positions whose prediction nobody reads).
-  void Step(int token, int pos, bool logits = true);
+  void Step(int token, int pos, bool logits) override;
 
   // After a Step with logits: the greedy token, or kCandidateNonFinite.
-  int32_t Select() const;
-  const std::vector<float>& logits() const { return f32_[pkg_.plan().buf_logits]; }
+  int32_t Select() override;
+  std::vector<float> Logits() override { return f32_[pkg_.plan().buf_logits]; }
+  GenerateResult Generate(const std::vector<int>& prompt, const GenerateOptions& options) override;
+  std::string name() const override { return "CPU executor (" + std::to_string(threads()) + " threads)"; }
   int threads() const { return static_cast<int>(pool_.size()) + 1; }
 
  private:

@@ -1,6 +1,8 @@
 // `bazel run //host:decode -- --package=PATH --prompt_ids=1,2,3`: load a TileInfer package,
-// validate it, and decode greedily on the CPU executor (the GPU path arrives with cuda/).
+// validate it, and decode greedily on the GPU (the persistent worker) or the CPU executor.
 #include <cstdio>
+#include <cstdlib>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -11,6 +13,7 @@
 #include "host/cpu_executor.h"
 #include "host/error.h"
 #include "host/generate.h"
+#include "host/gpu_executor.h"
 #include "host/package.h"
 #include "host/tokenizer.h"
 #include "host/validate.h"
@@ -21,6 +24,7 @@ DEFINE_int32(max_new_tokens, 32, "Most tokens to generate.");
 DEFINE_string(device, "auto", "auto (GPU when there is one), cpu, or gpu.");
 DEFINE_int32(threads, 0, "CPU executor threads (0: one per hardware thread).");
 DEFINE_bool(ignore_eos, false, "Keep generating past the model's stop tokens.");
+DEFINE_bool(check_target, true, "GPU: refuse a package made for another GPU or worker build.");
 
 namespace tileinfer {
 namespace {
@@ -64,18 +68,22 @@ int Run() {
   if (prompt.empty() && pkg->model().bos_token_id >= 0) prompt.push_back(pkg->model().bos_token_id);
 
   DeviceInfo dev = QueryDevices();
-  if (FLAGS_device == "gpu") {
-    throw Error(dev.count == 0 ? "--device=gpu, but " + dev.why_none
-                               : "--device=gpu: the CUDA worker is not part of this build yet; use --device=cpu");
+  std::unique_ptr<Executor> exec;
+  if (FLAGS_device == "gpu" || (FLAGS_device == "auto" && dev.count > 0)) {
+    if (dev.count == 0) throw Error("--device=gpu, but there is no usable GPU (" + dev.why_none + ")");
+    GpuOptions options;
+    options.check_target = FLAGS_check_target;
+    exec = std::make_unique<GpuExecutor>(*pkg, options);
+  } else {
+    if (dev.count == 0) {
+      std::fprintf(stderr, "No usable GPU (%s): using the CPU executor.\n", dev.why_none.c_str());
+    }
+    exec = std::make_unique<CpuExecutor>(*pkg, FLAGS_threads);
   }
-  if (dev.count == 0) {
-    std::fprintf(stderr, "No usable GPU (%s): using the CPU executor.\n", dev.why_none.c_str());
-  }
-  CpuExecutor exec(*pkg, FLAGS_threads);
   std::fprintf(stderr, "Package %s: %d layers, hidden %d, vocab %d; plan of %d tasks in %d waves "
-               "for %s; CPU executor with %d threads.\n", pkg->path().c_str(), pkg->model().layers,
+               "for %s; running on the %s.\n", pkg->path().c_str(), pkg->model().layers,
                pkg->model().hidden, pkg->model().vocab, pkg->plan().tasks, pkg->plan().waves,
-               pkg->target().name.c_str(), exec.threads());
+               pkg->target().name.c_str(), exec->name().c_str());
   std::printf("prompt: %s\n", tokenizer.Decode(prompt).c_str());
   std::printf("output: ");
   std::fflush(stdout);
@@ -86,7 +94,7 @@ int Run() {
     std::printf("%s", tokenizer.Decode({id}).c_str());
     std::fflush(stdout);
   };
-  GenerateResult r = GenerateGreedy(exec, *pkg, prompt, options);
+  GenerateResult r = exec->Generate(prompt, options);
   std::printf("\n");
   std::string ids;
   for (int id : r.tokens) ids += (ids.empty() ? "" : ",") + std::to_string(id);

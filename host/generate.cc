@@ -7,8 +7,7 @@
 
 namespace tileinfer {
 
-GenerateResult GenerateGreedy(CpuExecutor& exec, const Package& pkg, const std::vector<int>& prompt,
-                              const GenerateOptions& options) {
+void CheckGenerateRequest(const Package& pkg, const std::vector<int>& prompt, const GenerateOptions& options) {
   const int max_context = pkg.plan().max_context;
   if (prompt.empty()) throw Error("the prompt is empty: give at least one token id (e.g. BOS)");
   for (int id : prompt) {
@@ -23,6 +22,11 @@ GenerateResult GenerateGreedy(CpuExecutor& exec, const Package& pkg, const std::
                 std::to_string(options.max_new_tokens) + ") exceeds the package's max context " +
                 std::to_string(max_context) + ": shorten them, or re-plan with a larger --max_context");
   }
+}
+
+GenerateResult GenerateGreedy(Executor& exec, const Package& pkg, const std::vector<int>& prompt,
+                              const GenerateOptions& options) {
+  CheckGenerateRequest(pkg, prompt, options);
   const auto& stops = pkg.stop_token_ids();
   GenerateResult result;
   using Clock = std::chrono::steady_clock;

@@ -72,3 +72,21 @@ def py_pytest(name, srcs, deps = [], data = [], size = "small", tags = [], **kwa
         srcs_version = "PY3",
         **kwargs
     )
+
+def cuda_fingerprint(name, obj, function):
+    """A .cc defining `const char* <function>()` = SHA-256 (hex) of the nvcc object `obj`.
+
+    The object holds the device code as built for every architecture, so any change to the
+    worker (source, flags, compiler) changes the fingerprint the planner records.
+    """
+    native.genrule(
+        name = name,
+        srcs = [obj],
+        outs = [name + ".cc"],
+        cmd = ("sha=$$(sha256sum $(location {obj}) | cut -d' ' -f1) && " +
+               "printf '// GENERATED: SHA-256 of {obj}.\\n#include \"cuda/worker.h\"\\n" +
+               "namespace tileinfer {{ const char* {fn}() {{ return \"%s\"; }} }}\\n' $$sha > $@").format(
+            obj = obj,
+            fn = function,
+        ),
+    )

@@ -1,0 +1,100 @@
+// Device helpers shared by the opcode files: BF16 loads, deterministic reductions, and
+// the per-block view of the worker's parameters. Reductions use fixed trees (warp shuffles,
+// then warps in index order), so a result depends only on the block size, never on timing.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cstdint>
+
+#include "cuda/plan_format.h"
+#include "cuda/worker.h"
+
+namespace tileinfer {
+namespace device {
+
+constexpr int kThreads = kWorkerThreads;
+constexpr int kWarps = kWorkerThreads / 32;
+constexpr int kMaxDimsPerLane = 4;   // head_dim <= 128 on the GPU path
+constexpr int kGpuMaxGroup = 8;      // query heads per K/V head on the GPU path
+
+__device__ __forceinline__ float Bf16(uint16_t h) { return __uint_as_float(uint32_t(h) << 16); }
+__device__ __forceinline__ float Bf16Lo(uint32_t w) { return __uint_as_float(w << 16); }
+__device__ __forceinline__ float Bf16Hi(uint32_t w) { return __uint_as_float(w & 0xFFFF0000u); }
+__device__ __forceinline__ uint16_t ToBf16(float f) {
+  return __bfloat16_as_ushort(__float2bfloat16_rn(f));
+}
+
+__device__ __forceinline__ float WarpSum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// Sum over the block; every thread gets the total. `scratch`: kWarps floats of shared memory.
+__device__ __forceinline__ float BlockSum(float v, float* scratch) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  v = WarpSum(v);
+  __syncthreads();  // scratch may still be read by a previous BlockSum
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  float total = 0;
+  for (int w = 0; w < kWarps; ++w) total += scratch[w];
+  return total;
+}
+
+// One warp: sum_k w[k] * x[k] for a BF16 row w (global, read-only) and x in shared memory.
+// Every lane gets the result. 16-byte loads when the row allows.
+__device__ __forceinline__ float WarpDotBf16(const uint16_t* w, const float* x, int k) {
+  const int lane = threadIdx.x & 31;
+  float acc = 0;
+  if ((k & 7) == 0 && (reinterpret_cast<uintptr_t>(w) & 15) == 0) {
+    const uint4* w8 = reinterpret_cast<const uint4*>(w);
+    const int n = k >> 3;
+    for (int i = lane; i < n; i += 32) {
+      const uint4 v = __ldg(w8 + i);
+      const float* xs = x + i * 8;
+      acc += Bf16Lo(v.x) * xs[0] + Bf16Hi(v.x) * xs[1] + Bf16Lo(v.y) * xs[2] + Bf16Hi(v.y) * xs[3] +
+             Bf16Lo(v.z) * xs[4] + Bf16Hi(v.z) * xs[5] + Bf16Lo(v.w) * xs[6] + Bf16Hi(v.w) * xs[7];
+    }
+  } else {
+    for (int i = lane; i < k; i += 32) acc += Bf16(__ldg(w + i)) * x[i];
+  }
+  return WarpSum(acc);
+}
+
+// xn = x * g / sqrt(mean(x^2) + eps) into shared memory (RMSNorm). x is an activation
+// written by other blocks in earlier waves: plain loads, never the read-only path.
+__device__ __forceinline__ void RmsNormToShared(const float* x, const uint16_t* g, int n, float eps,
+                                                float* xn, float* scratch) {
+  float ss = 0;
+  for (int i = threadIdx.x; i < n; i += kThreads) {
+    const float v = x[i];
+    xn[i] = v;
+    ss += v * v;
+  }
+  const float total = BlockSum(ss, scratch);
+  const float inv = 1.0f / sqrtf(total / static_cast<float>(n) + eps);
+  for (int i = threadIdx.x; i < n; i += kThreads) xn[i] = xn[i] * inv * Bf16(__ldg(g + i));
+  __syncthreads();
+}
+
+struct Candidate {
+  float value;
+  int32_t id;
+};
+
+// What every opcode needs besides its task record.
+struct StepContext {
+  const WorkerParams& p;
+  int token;   // input token of this step
+  int pos;     // its position
+  float* smem; // dynamic shared memory
+  float* scratch;  // kWarps floats of static shared memory
+  __device__ const uint16_t* Bf16Tensor(uint32_t id) const {
+    return static_cast<const uint16_t*>(p.tensors[id]);
+  }
+  __device__ float* F32(uint32_t id) const { return static_cast<float*>(p.buffers[id]); }
+};
+
+}  // namespace device
+}  // namespace tileinfer

@@ -1,0 +1,58 @@
+// FFN: rows [a, b) of the SwiGLU MLP, fused with the matching columns of the down projection.
+//   u = rmsnorm(x1) * g_ffn                         x1: (H,) f32
+//   h_j = silu(Wg[j] . u) * (Wu[j] . u)             Wg, Wu: (F, H) bf16, j in [a, b)
+//   part[slot, i] = sum_{j=a}^{b-1} h_j * WdT[j, i] WdT = Wdown^T: (F, H) bf16, i in [0, H)
+// No barrier between the up and down projections; FFN_REDUCE sums the parts in fixed order.
+#pragma once
+#include "cuda/common.cuh"
+
+namespace tileinfer {
+namespace device {
+
+__device__ __forceinline__ void OpFfn(const format::TaskRecord& t, const StepContext& c) {
+  const int H = c.p.hidden;
+  float* xn = c.smem;
+  float* hbuf = c.smem + H;
+  RmsNormToShared(c.F32(t.in_buf), c.Bf16Tensor(t.norm), H, c.p.rms_norm_eps, xn, c.scratch);
+  const uint16_t* wg = c.Bf16Tensor(t.weight);
+  const uint16_t* wu = c.Bf16Tensor(t.weight2);
+  const uint16_t* wd = c.Bf16Tensor(t.weight3);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int a = static_cast<int>(t.row_begin), b = static_cast<int>(t.row_end);
+  for (int j = a + warp; j < b; j += kWarps) {
+    const float g = WarpDotBf16(wg + static_cast<size_t>(j) * H, xn, H);
+    const float u = WarpDotBf16(wu + static_cast<size_t>(j) * H, xn, H);
+    if (lane == 0) hbuf[j - a] = g / (1.0f + expf(-g)) * u;
+  }
+  __syncthreads();
+  float* out = c.F32(t.out_buf) + static_cast<size_t>(t.slot) * H;
+  if ((H & 7) == 0) {
+    for (int i8 = threadIdx.x; i8 < H / 8; i8 += kThreads) {
+      float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      for (int j = a; j < b; ++j) {
+        const uint4 v = __ldg(reinterpret_cast<const uint4*>(wd + static_cast<size_t>(j) * H) + i8);
+        const float hj = hbuf[j - a];
+        acc[0] += hj * Bf16Lo(v.x);
+        acc[1] += hj * Bf16Hi(v.x);
+        acc[2] += hj * Bf16Lo(v.y);
+        acc[3] += hj * Bf16Hi(v.y);
+        acc[4] += hj * Bf16Lo(v.z);
+        acc[5] += hj * Bf16Hi(v.z);
+        acc[6] += hj * Bf16Lo(v.w);
+        acc[7] += hj * Bf16Hi(v.w);
+      }
+#pragma unroll
+      for (int k = 0; k < 8; ++k) out[i8 * 8 + k] = acc[k];
+    }
+  } else {
+    for (int i = threadIdx.x; i < H; i += kThreads) {
+      float acc = 0;
+      for (int j = a; j < b; ++j) acc += hbuf[j - a] * Bf16(__ldg(wd + static_cast<size_t>(j) * H + i));
+      out[i] = acc;
+    }
+  }
+  __syncthreads();
+}
+
+}  // namespace device
+}  // namespace tileinfer

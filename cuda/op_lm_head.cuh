@@ -1,0 +1,56 @@
+// LM_HEAD: logits[r] = W[r] . rmsnorm(x0)   W: (V, H) bf16, r in [row_begin, row_end)
+//   cand[slot] = (max logit of the rows, lowest id among ties); a non-finite logit makes the
+//   slot's id kCandidateNonFinite so that selection stops the request.
+#pragma once
+#include "cuda/common.cuh"
+
+namespace tileinfer {
+namespace device {
+
+__device__ __forceinline__ void OpLmHead(const format::TaskRecord& t, const StepContext& c) {
+  const int H = c.p.hidden;
+  float* xn = c.smem;
+  RmsNormToShared(c.F32(t.in_buf), c.Bf16Tensor(t.norm), H, c.p.rms_norm_eps, xn, c.scratch);
+  const uint16_t* w = c.Bf16Tensor(t.weight);
+  float* logits = c.F32(t.out_buf);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  float best = -INFINITY;
+  int best_id = -1;
+  bool finite = true;
+  for (uint32_t r = t.row_begin + warp; r < t.row_end; r += kWarps) {
+    const float y = WarpDotBf16(w + static_cast<size_t>(r) * H, xn, H);
+    if (lane == 0) logits[r] = y;
+    finite &= isfinite(y);
+    if (best_id < 0 || y > best) {  // rows ascend within a warp: strict > keeps the lowest id
+      best = y;
+      best_id = static_cast<int>(r);
+    }
+  }
+  // Per-warp bests -> one candidate, warps in order, ties to the lowest id.
+  __shared__ float s_value[kWarps];
+  __shared__ int s_id[kWarps];
+  __shared__ int s_finite[kWarps];
+  if (lane == 0) {
+    s_value[warp] = best;
+    s_id[warp] = best_id;
+    s_finite[warp] = finite;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    Candidate cand{-INFINITY, -1};
+    bool all_finite = true;
+    for (int wi = 0; wi < kWarps; ++wi) {
+      all_finite &= s_finite[wi] != 0;
+      if (s_id[wi] < 0) continue;
+      if (cand.id < 0 || s_value[wi] > cand.value || (s_value[wi] == cand.value && s_id[wi] < cand.id)) {
+        cand = Candidate{s_value[wi], s_id[wi]};
+      }
+    }
+    if (!all_finite) cand = Candidate{NAN, format::kCandidateNonFinite};
+    static_cast<Candidate*>(c.p.buffers[t.aux_buf])[t.slot] = cand;
+  }
+  __syncthreads();
+}
+
+}  // namespace device
+}  // namespace tileinfer

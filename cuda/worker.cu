@@ -1,0 +1,147 @@
+// The persistent worker: one cooperative launch executes up to kMaxStepsPerLaunch token
+// steps of a validated plan. Block b is plan worker b; it runs its own tasks, wave by wave,
+// and meets every other block at a grid barrier after each wave. It makes no scheduling
+// decision: the plan fixed every task's worker and wave; only the token decides anything.
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "cuda/common.cuh"
+#include "cuda/op_attention.cuh"
+#include "cuda/op_attn_out.cuh"
+#include "cuda/op_embed.cuh"
+#include "cuda/op_ffn.cuh"
+#include "cuda/op_ffn_reduce.cuh"
+#include "cuda/op_lm_head.cuh"
+#include "cuda/op_rmsnorm_gemv.cuh"
+#include "cuda/worker.h"
+
+namespace cg = cooperative_groups;
+
+namespace tileinfer {
+namespace device {
+
+__device__ __forceinline__ void RunTask(const format::TaskRecord& t, const StepContext& c) {
+  switch (static_cast<format::Opcode>(t.opcode)) {
+    case format::Opcode::EMBED: OpEmbed(t, c); break;
+    case format::Opcode::RMSNORM_GEMV: OpRmsNormGemv(t, c, c.p.hidden); break;
+    case format::Opcode::ATTENTION: OpAttention(t, c); break;
+    case format::Opcode::ATTN_OUT: OpAttnOut(t, c); break;
+    case format::Opcode::FFN: OpFfn(t, c); break;
+    case format::Opcode::FFN_REDUCE: OpFfnReduce(t, c); break;
+    case format::Opcode::LM_HEAD: OpLmHead(t, c); break;
+    default: break;  // unreachable: the host validated every opcode
+  }
+}
+
+// Largest value, lowest id among ties; kCandidateNonFinite if any slot saw a non-finite logit.
+__device__ int SelectGreedy(const Candidate* cand, int n) {
+  int best = -1;
+  float best_value = 0;
+  for (int s = 0; s < n; ++s) {
+    const Candidate k = cand[s];
+    if (k.id == format::kCandidateNonFinite || !isfinite(k.value)) return format::kCandidateNonFinite;
+    if (best < 0 || k.value > best_value || (k.value == best_value && k.id < best)) {
+      best = k.id;
+      best_value = k.value;
+    }
+  }
+  return best;
+}
+
+__global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p) {
+  extern __shared__ float smem[];
+  __shared__ float scratch[kWarps];
+  __shared__ int s_next;
+  cg::grid_group grid = cg::this_grid();
+  const uint32_t worker = blockIdx.x;
+  const uint32_t first = p.worker_task_begin[worker], last = p.worker_task_begin[worker + 1];
+  const bool recorder = worker == 0 && threadIdx.x == 0;
+  int token = p.forced[0];
+  int count = 0;
+  for (int s = 0; s < p.n_steps; ++s) {
+    const StepContext c{p, token, p.start_pos + s, smem, scratch};
+    const bool logits = s >= p.first_logits_step;
+    uint32_t i = first;
+    for (int w = 0; w < p.n_waves; ++w) {
+      const bool skip = w == p.lm_head_wave && !logits;  // uniform over the grid
+      for (; i < last; ++i) {
+        const format::TaskRecord& t = p.tasks[p.worker_tasks[i]];
+        if (static_cast<int>(t.wave) != w) break;
+        if (!skip) RunTask(t, c);
+      }
+      if (!skip) grid.sync();
+    }
+    if (!logits) {
+      if (s + 1 < p.n_forced) token = p.forced[s + 1];
+      continue;
+    }
+    if (threadIdx.x == 0) s_next = SelectGreedy(static_cast<const Candidate*>(p.buffers[p.buf_cand]), p.n_cand);
+    __syncthreads();
+    const int next = s_next;
+    __syncthreads();
+    if (next == format::kCandidateNonFinite) {
+      if (recorder) {
+        *p.out_count = count;
+        *p.out_status = kStatusNonFinite;
+      }
+      return;  // every block returns here: no barrier is left waiting
+    }
+    if (recorder) p.out_tokens[count] = next;
+    ++count;
+    bool stop = false;
+    for (int k = 0; k < p.n_stop_ids; ++k) stop |= next == p.stop_ids[k];
+    if (stop) {
+      if (recorder) {
+        *p.out_count = count;
+        *p.out_status = kStatusStopToken;
+      }
+      return;
+    }
+    token = s + 1 < p.n_forced ? p.forced[s + 1] : next;
+  }
+  if (recorder) {
+    *p.out_count = count;
+    *p.out_status = kStatusDone;
+  }
+}
+
+}  // namespace device
+
+size_t WorkerSharedBytes(int hidden, int q_dim, int head_dim, int group, int max_task_rows) {
+  const size_t attention = static_cast<size_t>(group) * head_dim +
+                           static_cast<size_t>(device::kWarps) * group * (head_dim + 2);
+  const size_t floats = std::max({static_cast<size_t>(hidden) + max_task_rows,
+                                  static_cast<size_t>(q_dim), attention});
+  return floats * sizeof(float);
+}
+
+std::string WorkerOccupancy(size_t shared_bytes, int* blocks_per_sm, int* registers, int* local_bytes) {
+  cudaError_t err = cudaFuncSetAttribute(device::WorkerKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(shared_bytes));
+  if (err != cudaSuccess) return std::string("cudaFuncSetAttribute: ") + cudaGetErrorString(err);
+  err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, device::WorkerKernel, kWorkerThreads,
+                                                      shared_bytes);
+  if (err != cudaSuccess) return std::string("cudaOccupancyMaxActiveBlocksPerMultiprocessor: ") + cudaGetErrorString(err);
+  cudaFuncAttributes attr;
+  err = cudaFuncGetAttributes(&attr, device::WorkerKernel);
+  if (err != cudaSuccess) return std::string("cudaFuncGetAttributes: ") + cudaGetErrorString(err);
+  *registers = attr.numRegs;
+  *local_bytes = static_cast<int>(attr.localSizeBytes);
+  return "";
+}
+
+std::string LaunchWorker(const WorkerParams& params, int workers, size_t shared_bytes) {
+  cudaError_t err = cudaFuncSetAttribute(device::WorkerKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(shared_bytes));
+  if (err != cudaSuccess) return std::string("cudaFuncSetAttribute: ") + cudaGetErrorString(err);
+  WorkerParams p = params;
+  void* args[] = {&p};
+  err = cudaLaunchCooperativeKernel(reinterpret_cast<void*>(device::WorkerKernel), dim3(workers),
+                                    dim3(kWorkerThreads), args, shared_bytes, nullptr);
+  if (err != cudaSuccess) return std::string("cudaLaunchCooperativeKernel: ") + cudaGetErrorString(err);
+  return "";
+}
+
+}  // namespace tileinfer

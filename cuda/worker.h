@@ -1,0 +1,81 @@
+// The persistent worker kernel's launch interface: a plain C++ header (no nvcc needed).
+//
+// One cooperative launch runs up to kMaxStepsPerLaunch consecutive token steps. Every block
+// is one plan worker; it executes its own tasks wave by wave and meets the others at a grid
+// barrier after each wave. Between steps every block picks the next token from the LM_HEAD
+// candidate slots by the same rule (largest logit, lowest id among ties), so all blocks agree
+// without any extra communication; block 0 records it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "cuda/plan_format.h"
+
+namespace tileinfer {
+
+inline constexpr int kWorkerThreads = 512;        // threads per worker block
+inline constexpr int kMaxStepsPerLaunch = 64;     // token steps per cooperative launch
+inline constexpr int kMaxStopIds = 16;
+inline constexpr int kMaxHeadDim = 256;
+inline constexpr int kMaxGroup = 16;              // query heads per K/V head
+
+// Status words the kernel leaves for the host (device memory, int32 each).
+enum WorkerStatus : int32_t {
+  kStatusRunning = 0,
+  kStatusDone = 1,        // ran every step it was given
+  kStatusStopToken = 2,   // generated a stop token (recorded as the last token)
+  kStatusNonFinite = 3,   // a non-finite logit: the request stopped, no token recorded
+};
+
+struct WorkerParams {
+  // Plan (device copies of the package records).
+  const format::TaskRecord* tasks;
+  const uint32_t* worker_tasks;       // task indices, grouped by worker, in wave order
+  const uint32_t* worker_task_begin;  // workers + 1 offsets into worker_tasks
+  int n_waves;
+  int lm_head_wave;                   // skipped on steps whose logits nobody reads
+
+  // Operands by id.
+  const void* const* tensors;         // device pointer per tensor id
+  void* const* buffers;               // device pointer per buffer id (ACTIVATION: float*)
+
+  // Model.
+  int hidden, ffn, vocab, heads, kv_heads, head_dim, layers;
+  float rms_norm_eps;
+  int max_context;
+  uint32_t buf_cand, buf_logits;
+  int n_cand;
+
+  // This launch: step s runs input token forced[s] when s < n_forced, else the token chosen
+  // from the previous step's candidates. Positions are start_pos + s. Steps before
+  // first_logits_step skip LM_HEAD and choose nothing (prompt positions).
+  int start_pos;
+  int n_steps;
+  const int32_t* forced;
+  int n_forced;
+  int first_logits_step;
+  int stop_ids[kMaxStopIds];
+  int n_stop_ids;
+
+  // Results (device): tokens chosen at steps >= first_logits_step, their count, the status.
+  int32_t* out_tokens;
+  int32_t* out_count;
+  int32_t* out_status;
+};
+
+// Dynamic shared memory (bytes) the worker needs for this model and plan; `max_task_rows`
+// is the most FFN rows of one task.
+size_t WorkerSharedBytes(int hidden, int q_dim, int head_dim, int group, int max_task_rows);
+
+// Occupancy of the compiled kernel: blocks per SM for `shared_bytes`, registers per thread,
+// local (spill) bytes per thread. Returns a CUDA error string, empty on success.
+std::string WorkerOccupancy(size_t shared_bytes, int* blocks_per_sm, int* registers, int* local_bytes);
+
+// Cooperative launch of `workers` blocks. Returns a CUDA error string, empty on success.
+std::string LaunchWorker(const WorkerParams& params, int workers, size_t shared_bytes);
+
+// SHA-256 (hex) of the worker's device code as built (the fatbinary).
+const char* WorkerFingerprint();
+
+}  // namespace tileinfer

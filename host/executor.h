@@ -1,0 +1,38 @@
+// What the decode CLI, the tests and the embedding API need of an executor of a plan.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tileinfer {
+
+struct GenerateOptions {
+  int max_new_tokens = 32;
+  bool stop_at_eos = true;
+  // Called with each new token as soon as the host has it; may be empty.
+  std::function<void(int)> on_token;
+};
+
+struct GenerateResult {
+  std::vector<int> tokens;    // new tokens, the stop token included when one ended it
+  bool stopped_at_eos = false;
+  double prompt_ms = 0;       // prompt positions and the first new token
+  double decode_ms = 0;       // the remaining new tokens
+};
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  virtual std::string name() const = 0;
+  // Runs input `token` at position `pos`; with `logits` false the LM_HEAD wave is skipped.
+  virtual void Step(int token, int pos, bool logits) = 0;
+  // After a Step with logits: the greedy token, or kCandidateNonFinite.
+  virtual int32_t Select() = 0;
+  // After a Step with logits: the vocabulary's logits (FP32).
+  virtual std::vector<float> Logits() = 0;
+  // Greedy generation from position 0. Throws Error on bad input or a non-finite logit.
+  virtual GenerateResult Generate(const std::vector<int>& prompt, const GenerateOptions& options) = 0;
+};
+
+}  // namespace tileinfer

@@ -1,0 +1,253 @@
+// GPU executor: device memory, the plan's per-worker task lists, and the launch loop.
+#include "host/gpu_executor.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "host/error.h"
+#include "host/generate.h"
+#include "host/validate.h"
+
+namespace tileinfer {
+namespace {
+
+void Check(cudaError_t err, const char* call) {
+  if (err != cudaSuccess) {
+    throw Error(std::string(call) + " failed: " + cudaGetErrorString(err));
+  }
+}
+#define CUDA_CHECK(call) Check((call), #call)
+
+}  // namespace
+
+void* GpuExecutor::Alloc(size_t bytes, const char* what) {
+  void* ptr = nullptr;
+  cudaError_t err = cudaMalloc(&ptr, std::max<size_t>(bytes, 16));
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    size_t free_bytes = 0, total = 0;
+    cudaMemGetInfo(&free_bytes, &total);
+    throw Error(std::string("out of GPU memory allocating ") + what + ": " + std::to_string(bytes) +
+                " bytes needed, " + std::to_string(free_bytes) + " of " + std::to_string(total) +
+                " free: free the GPU, or re-plan with a smaller --max_context");
+  }
+  allocations_.push_back(ptr);
+  return ptr;
+}
+
+GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options) : pkg_(pkg) {
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    throw Error(std::string("no usable GPU (") + (err != cudaSuccess ? cudaGetErrorString(err) : "no device") +
+                "): use --device=cpu");
+  }
+  cudaDeviceProp prop;
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  device_name_ = prop.name;
+  if (!prop.cooperativeLaunch) throw Error(device_name_ + " does not support cooperative launches");
+  if (options.check_target) {
+    CheckTarget(pkg, device_name_, prop.major, prop.minor, prop.multiProcessorCount, WorkerFingerprint());
+  }
+  const ModelConfig& m = pkg.model();
+  const PlanParams& p = pkg.plan();
+  const int group = m.heads / m.kv_heads;
+  if (m.head_dim > 128 || group > 8 || m.head_dim % 2 != 0) {
+    throw Error("the GPU path supports head_dim <= 128 and <= 8 query heads per K/V head; this model has " +
+                std::to_string(m.head_dim) + " and " + std::to_string(group) + ": use --device=cpu");
+  }
+  // Per-worker task lists (tasks are sorted by wave, then worker).
+  const auto tasks = pkg.tasks();
+  std::vector<uint32_t> begin(p.workers + 1, 0), order;
+  int max_ffn_rows = 0;
+  for (const auto& t : tasks) {
+    ++begin[t.worker + 1];
+    if (t.opcode == static_cast<uint16_t>(format::Opcode::FFN)) {
+      max_ffn_rows = std::max<int>(max_ffn_rows, t.row_end - t.row_begin);
+    }
+    if (t.opcode == static_cast<uint16_t>(format::Opcode::LM_HEAD)) lm_head_wave_ = static_cast<int>(t.wave);
+  }
+  for (int w = 0; w < p.workers; ++w) begin[w + 1] += begin[w];
+  order.resize(tasks.size);
+  std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
+  for (size_t i = 0; i < tasks.size; ++i) order[fill[tasks[i].worker]++] = static_cast<uint32_t>(i);
+
+  shared_bytes_ = WorkerSharedBytes(m.hidden, m.q_dim(), m.head_dim, group, max_ffn_rows);
+  if (shared_bytes_ > prop.sharedMemPerBlockOptin) {
+    throw Error("the worker needs " + std::to_string(shared_bytes_) + " bytes of shared memory, " +
+                device_name_ + " offers " + std::to_string(prop.sharedMemPerBlockOptin) +
+                ": re-plan with more workers (smaller FFN tasks)");
+  }
+  int blocks_per_sm = 0, regs = 0, local = 0;
+  const std::string occ = WorkerOccupancy(shared_bytes_, &blocks_per_sm, &regs, &local);
+  if (!occ.empty()) throw Error(occ);
+  if (p.workers > blocks_per_sm * prop.multiProcessorCount) {
+    throw Error("the plan has " + std::to_string(p.workers) + " workers, but only " +
+                std::to_string(blocks_per_sm) + " x " + std::to_string(prop.multiProcessorCount) +
+                " blocks of the worker fit on " + device_name_ +
+                " at once (a cooperative launch would fail or hang): re-plan for this GPU");
+  }
+
+  // Weights, once.
+  uint8_t* weights = static_cast<uint8_t*>(Alloc(pkg.weights_bytes(), "the weights"));
+  CUDA_CHECK(cudaMemcpy(weights, pkg.weights(), pkg.weights_bytes(), cudaMemcpyHostToDevice));
+  std::vector<const void*> tensor_ptrs(pkg.tensors().size);
+  for (size_t i = 0; i < tensor_ptrs.size(); ++i) tensor_ptrs[i] = weights + pkg.tensors()[i].offset;
+  // Buffers, poisoned: NaN for FP32 and BF16, so a read of something never written shows.
+  const auto buffers = pkg.buffers();
+  std::vector<void*> buffer_ptrs(buffers.size);
+  for (size_t b = 0; b < buffers.size; ++b) {
+    const size_t bytes = buffers[b].elements * format::DTypeBytes(buffers[b].dtype);
+    buffer_ptrs[b] = Alloc(bytes, "a plan buffer");
+    CUDA_CHECK(cudaMemset(buffer_ptrs[b], 0xFF, bytes));
+  }
+  auto upload = [&](const void* data, size_t bytes, const char* what) {
+    void* d = Alloc(bytes, what);
+    CUDA_CHECK(cudaMemcpy(d, data, bytes, cudaMemcpyHostToDevice));
+    return d;
+  };
+  params_.tasks = static_cast<const format::TaskRecord*>(upload(tasks.data, tasks.size * sizeof(format::TaskRecord), "the tasks"));
+  params_.worker_tasks = static_cast<const uint32_t*>(upload(order.data(), order.size() * 4, "the task lists"));
+  params_.worker_task_begin = static_cast<const uint32_t*>(upload(begin.data(), begin.size() * 4, "the task lists"));
+  params_.n_waves = p.waves;
+  params_.lm_head_wave = lm_head_wave_;
+  params_.tensors = static_cast<const void* const*>(upload(tensor_ptrs.data(), tensor_ptrs.size() * sizeof(void*), "the tensor table"));
+  params_.buffers = static_cast<void* const*>(upload(buffer_ptrs.data(), buffer_ptrs.size() * sizeof(void*), "the buffer table"));
+  params_.hidden = m.hidden;
+  params_.ffn = m.ffn;
+  params_.vocab = m.vocab;
+  params_.heads = m.heads;
+  params_.kv_heads = m.kv_heads;
+  params_.head_dim = m.head_dim;
+  params_.layers = m.layers;
+  params_.rms_norm_eps = m.rms_norm_eps;
+  params_.max_context = p.max_context;
+  params_.buf_cand = p.buf_cand;
+  params_.buf_logits = p.buf_logits;
+  params_.n_cand = p.lm_head_slots;
+  params_.forced = static_cast<const int32_t*>(Alloc(kMaxStepsPerLaunch * sizeof(int32_t), "the launch inputs"));
+  params_.out_tokens = static_cast<int32_t*>(Alloc(kMaxStepsPerLaunch * sizeof(int32_t), "the launch outputs"));
+  params_.out_count = static_cast<int32_t*>(Alloc(sizeof(int32_t), "the launch outputs"));
+  params_.out_status = static_cast<int32_t*>(Alloc(sizeof(int32_t), "the launch outputs"));
+  const auto& stops = pkg.stop_token_ids();
+  if (stops.size() > static_cast<size_t>(kMaxStopIds)) throw Error("more than 16 stop token ids");
+  params_.n_stop_ids = static_cast<int>(stops.size());
+  std::copy(stops.begin(), stops.end(), params_.stop_ids);
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  cuda_start_ = start;
+  cuda_stop_ = stop;
+}
+
+GpuExecutor::~GpuExecutor() {
+  for (void* ptr : allocations_) cudaFree(ptr);
+  if (cuda_start_) cudaEventDestroy(static_cast<cudaEvent_t>(cuda_start_));
+  if (cuda_stop_) cudaEventDestroy(static_cast<cudaEvent_t>(cuda_stop_));
+}
+
+std::string GpuExecutor::name() const {
+  return "GPU " + device_name_ + " (" + std::to_string(pkg_.plan().workers) + " workers x " +
+         std::to_string(kWorkerThreads) + " threads, " + std::to_string(shared_bytes_) + " B shared)";
+}
+
+std::vector<int32_t> GpuExecutor::Run(const Launch& launch, int32_t* status) {
+  WorkerParams p = params_;
+  p.start_pos = launch.start_pos;
+  p.n_steps = launch.n_steps;
+  p.n_forced = static_cast<int>(launch.forced.size());
+  p.first_logits_step = launch.first_logits_step;
+  p.n_stop_ids = launch.n_stop_ids;
+  CUDA_CHECK(cudaMemcpy(const_cast<int32_t*>(p.forced), launch.forced.data(), launch.forced.size() * 4,
+                        cudaMemcpyHostToDevice));
+  const int32_t running = kStatusRunning, zero = 0;
+  CUDA_CHECK(cudaMemcpy(p.out_status, &running, 4, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(p.out_count, &zero, 4, cudaMemcpyHostToDevice));
+  auto start = static_cast<cudaEvent_t>(cuda_start_), stop = static_cast<cudaEvent_t>(cuda_stop_);
+  CUDA_CHECK(cudaEventRecord(start));
+  const std::string err = LaunchWorker(p, pkg_.plan().workers, shared_bytes_);
+  if (!err.empty()) throw Error(err);
+  CUDA_CHECK(cudaEventRecord(stop));
+  CUDA_CHECK(cudaEventSynchronize(stop));
+  CUDA_CHECK(cudaGetLastError());
+  CUDA_CHECK(cudaEventElapsedTime(&last_launch_ms_, start, stop));
+  int32_t count = 0;
+  CUDA_CHECK(cudaMemcpy(&count, p.out_count, 4, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(status, p.out_status, 4, cudaMemcpyDeviceToHost));
+  if (*status == kStatusRunning || count < 0 || count > launch.n_steps) {
+    throw Error("the worker ended without a valid status (status " + std::to_string(*status) + ", count " +
+                std::to_string(count) + ")");
+  }
+  std::vector<int32_t> tokens(count);
+  if (count > 0) CUDA_CHECK(cudaMemcpy(tokens.data(), p.out_tokens, count * 4, cudaMemcpyDeviceToHost));
+  return tokens;
+}
+
+void GpuExecutor::Step(int token, int pos, bool logits) {
+  if (token < 0 || token >= pkg_.model().vocab) throw Error("token id " + std::to_string(token) + " is outside the vocabulary");
+  if (pos < 0 || pos >= pkg_.plan().max_context) throw Error("position " + std::to_string(pos) + " is beyond the max context");
+  Launch launch{pos, 1, logits ? 0 : 1, 0, {token}};
+  int32_t status = 0;
+  std::vector<int32_t> tokens = Run(launch, &status);
+  last_selected_ = status == kStatusNonFinite ? format::kCandidateNonFinite
+                                              : (tokens.empty() ? -1 : tokens[0]);
+}
+
+std::vector<float> GpuExecutor::Logits() {
+  std::vector<float> logits(pkg_.model().vocab);
+  void* ptr = nullptr;
+  CUDA_CHECK(cudaMemcpy(&ptr, params_.buffers + pkg_.plan().buf_logits, sizeof(void*), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(logits.data(), ptr, logits.size() * 4, cudaMemcpyDeviceToHost));
+  return logits;
+}
+
+GenerateResult GpuExecutor::Generate(const std::vector<int>& prompt, const GenerateOptions& options) {
+  CheckGenerateRequest(pkg_, prompt, options);
+  GenerateResult result;
+  const int n_stop = options.stop_at_eos ? static_cast<int>(pkg_.stop_token_ids().size()) : 0;
+  size_t next_prompt = 0;
+  int pos = 0;
+  int32_t last = -1;
+  bool first_token_pending = true;
+  while (static_cast<int>(result.tokens.size()) < options.max_new_tokens) {
+    Launch launch{pos, 0, 0, n_stop, {}};
+    const int remaining = options.max_new_tokens - static_cast<int>(result.tokens.size());
+    if (next_prompt < prompt.size()) {
+      const size_t n = std::min<size_t>(kMaxStepsPerLaunch, prompt.size() - next_prompt);
+      launch.forced.assign(prompt.begin() + next_prompt, prompt.begin() + next_prompt + n);
+      next_prompt += n;
+      const bool prompt_ends = next_prompt == prompt.size();
+      // The prompt's last launch ends with the first new token; generation launches follow.
+      launch.n_steps = static_cast<int>(n);
+      launch.first_logits_step = prompt_ends ? launch.n_steps - 1 : launch.n_steps;
+    } else {
+      launch.forced = {last};
+      launch.n_steps = std::min(kMaxStepsPerLaunch, remaining);
+      launch.first_logits_step = 0;
+    }
+    int32_t status = 0;
+    std::vector<int32_t> tokens = Run(launch, &status);
+    (first_token_pending ? result.prompt_ms : result.decode_ms) += last_launch_ms_;
+    if (!tokens.empty()) first_token_pending = false;
+    for (int32_t t : tokens) {
+      result.tokens.push_back(t);
+      if (options.on_token) options.on_token(t);
+    }
+    if (status == kStatusNonFinite) {
+      throw Error("non-finite logit at position " + std::to_string(pos + launch.n_steps) +
+                  ": the request stopped; no token was emitted for it (check the checkpoint for inf/NaN weights)");
+    }
+    if (status == kStatusStopToken) {
+      result.stopped_at_eos = true;
+      break;
+    }
+    pos += launch.n_steps;
+    if (!tokens.empty()) last = tokens.back();
+  }
+  return result;
+}
+
+}  // namespace tileinfer

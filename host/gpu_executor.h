@@ -1,0 +1,58 @@
+// The GPU path: uploads a validated package once, then runs it with the persistent worker,
+// one cooperative launch per up to 64 token steps.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuda/worker.h"
+#include "host/executor.h"
+#include "host/package.h"
+
+namespace tileinfer {
+
+struct GpuOptions {
+  // Refuse packages made for another GPU, SM count or worker fingerprint (see CheckTarget).
+  bool check_target = true;
+};
+
+class GpuExecutor : public Executor {
+ public:
+  // Throws Error when there is no GPU, the package was made for another target, the grid
+  // cannot be co-resident (more workers than blocks_per_sm x SMs), the model exceeds the
+  // GPU path's limits, or device memory is short (with the bytes needed and free).
+  GpuExecutor(const Package& pkg, const GpuOptions& options = {});
+  ~GpuExecutor() override;
+
+  std::string name() const override;
+  void Step(int token, int pos, bool logits) override;
+  int32_t Select() override { return last_selected_; }
+  std::vector<float> Logits() override;
+  GenerateResult Generate(const std::vector<int>& prompt, const GenerateOptions& options) override;
+
+  // Milliseconds of the last launch (CUDA events).
+  float last_launch_ms() const { return last_launch_ms_; }
+
+ private:
+  struct Launch {
+    int start_pos, n_steps, first_logits_step, n_stop_ids;
+    std::vector<int32_t> forced;
+  };
+  // Runs one launch; returns the tokens it chose and its status word.
+  std::vector<int32_t> Run(const Launch& launch, int32_t* status);
+  void* Alloc(size_t bytes, const char* what);
+
+  const Package& pkg_;
+  std::string device_name_;
+  size_t shared_bytes_ = 0;
+  int lm_head_wave_ = -1;
+  std::vector<void*> allocations_;
+  WorkerParams params_{};
+  void* cuda_start_ = nullptr;  // cudaEvent_t
+  void* cuda_stop_ = nullptr;
+  int32_t last_selected_ = -1;
+  float last_launch_ms_ = 0;
+};
+
+}  // namespace tileinfer
