@@ -8,13 +8,12 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 # bazel-bootstrap: Bazel 4.2.3; bazel-rules-java: @rules_java; libgtest-dev: googletest;
-# pybind11-dev: the Python extension; nlohmann-json3-dev: package metadata; libssl-dev: SHA-256;
+# nlohmann-json3-dev: package metadata; libssl-dev: SHA-256;
 # libgflags-dev: flags of the host binaries.
 APT_PACKAGES=(
   bazel-bootstrap
   bazel-rules-java
   libgtest-dev
-  pybind11-dev
   nlohmann-json3-dev
   libssl-dev
   libgflags-dev

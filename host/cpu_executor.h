@@ -42,7 +42,7 @@ class CpuExecutor : public Executor {
   std::vector<float> Logits() override { return f32_[pkg_.plan().buf_logits]; }
   GenerateResult Generate(const std::vector<int>& prompt, const GenerateOptions& options) override;
   std::string name() const override { return "CPU executor (" + std::to_string(threads()) + " threads)"; }
-  int threads() const { return static_cast<int>(pool_.size()) + 1; }
+  int threads() const { return n_threads_; }
 
  private:
   void RunTask(const format::TaskRecord& t);
@@ -56,6 +56,7 @@ class CpuExecutor : public Executor {
   int token_ = 0, pos_ = 0;
 
   // A small fork-join pool: task i of a wave goes to thread i % threads.
+  int n_threads_ = 1;  // fixed before any pool thread starts
   std::vector<std::thread> pool_;
   std::mutex mu_;
   std::condition_variable start_cv_, done_cv_;

@@ -1,6 +1,7 @@
 """Repository rule for the python3 on PATH (or $TILEINFER_PYTHON).
 
-Gives @local_python//:headers (its C headers, for pybind11 extensions) and a py_runtime
+Gives @local_python//:headers (its C headers), @local_python//:pybind11 (the headers of
+the pybind11 pip package installed for it), and a py_runtime
 toolchain so that py_binary and py_test run that interpreter, which has the packages that
 ./setup.sh installed. Nothing is downloaded.
 """
@@ -11,6 +12,11 @@ print(sys.executable)
 print(sysconfig.get_paths()["include"])
 print("%d.%d" % sys.version_info[:2])
 print(sysconfig.get_config_var("EXT_SUFFIX"))
+try:
+    import pybind11
+    print(pybind11.get_include())
+except ImportError:
+    print("")
 """
 
 def _python_configure_impl(ctx):
@@ -20,8 +26,11 @@ def _python_configure_impl(ctx):
     result = ctx.execute([python, "-c", _PROBE])
     if result.return_code != 0:
         fail("could not query %s: %s" % (python, result.stderr))
-    executable, include, version, ext_suffix = result.stdout.strip().split("\n")
+    executable, include, version, ext_suffix, pybind11_include = result.stdout.strip().split("\n")
     ctx.symlink(include, "include")
+    if not pybind11_include:
+        fail("pybind11 is not installed for %s: run ./setup.sh (it pins pybind11 in requirements.txt)." % python)
+    ctx.symlink(pybind11_include, "pybind11_include")
     ctx.file("BUILD", """
 load("@bazel_tools//tools/python:toolchain.bzl", "py_runtime_pair")
 
@@ -31,6 +40,14 @@ cc_library(
     name = "headers",
     hdrs = glob(["include/**/*.h"]),
     includes = ["include"],
+)
+
+# pybind11 from the interpreter's pip package (Debian's 2.10 predates NumPy 2's ABI).
+cc_library(
+    name = "pybind11",
+    hdrs = glob(["pybind11_include/pybind11/**/*.h"]),
+    includes = ["pybind11_include"],
+    deps = [":headers"],
 )
 
 py_runtime(

@@ -1,0 +1,171 @@
+// `gpu_check`: the GPU worker against the CPU executor on one package, on the GPU machine.
+//
+//   gpu_check --package=P --contexts=1,2,100 [--cpu_contexts=1,2,100] [--runs=10 --tokens=256]
+//             [--logits_out=FILE] [--check_target=false]
+//
+// Feeds a fixed pseudo-random prompt (seeded; or --prompt_ids) one step at a time to the GPU
+// (and, up to the largest of --cpu_contexts, to the CPU executor), and at each context in
+// --contexts records the GPU logits; where the CPU ran too, prints the max relative error
+// max|gpu - cpu| / max|cpu|. Then generates --tokens greedily --runs times and checks that
+// every run gives the same tokens and the same final logits bits. --logits_out writes
+// the prompt ids and the GPU logits (raw little-endian) for the Hugging Face comparison
+// (py/tools/hf_reference.py). Exits 1 when a tolerance or a determinism check fails.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gflags/gflags.h>
+
+#include "host/cpu_executor.h"
+#include "host/error.h"
+#include "host/gpu_executor.h"
+#include "host/package.h"
+#include "host/validate.h"
+
+DEFINE_string(package, "", "Package to check (required).");
+DEFINE_string(contexts, "1,2,100", "Contexts (prompt lengths) at which to compare logits.");
+DEFINE_string(cpu_contexts, "", "Contexts at which the CPU executor runs too (default: --contexts).");
+DEFINE_string(prompt_ids, "", "Prompt ids (default: seeded pseudo-random ids).");
+DEFINE_int32(seed, 1234, "Seed of the pseudo-random prompt.");
+DEFINE_double(tolerance, 2e-3, "Largest max|gpu-cpu|/max|cpu| accepted.");
+DEFINE_int32(runs, 10, "Determinism: generations to compare.");
+DEFINE_int32(tokens, 256, "Determinism: tokens per generation.");
+DEFINE_string(logits_out, "", "Write prompt ids and GPU logits here (see the file comment).");
+DEFINE_string(tokens_out, "", "Write the generation's prompt and tokens here (comma-separated, two lines).");
+DEFINE_bool(check_target, true, "Refuse a package made for another GPU or worker build.");
+DEFINE_int32(threads, 0, "CPU executor threads.");
+
+namespace tileinfer {
+namespace {
+
+std::vector<int> ParseList(const std::string& text) {
+  std::vector<int> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) out.push_back(std::stoi(item));
+  }
+  return out;
+}
+
+double MaxRelError(const std::vector<float>& got, const std::vector<float>& want) {
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (!std::isfinite(got[i])) return INFINITY;
+    diff = std::max(diff, std::fabs(double(got[i]) - want[i]));
+    scale = std::max(scale, std::fabs(double(want[i])));
+  }
+  return diff / scale;
+}
+
+int Run() {
+  auto pkg = Package::Open(FLAGS_package);
+  ValidatePlan(*pkg);
+  GpuOptions options;
+  options.check_target = FLAGS_check_target;
+  GpuExecutor gpu(*pkg, options);
+  std::printf("gpu_check: %s on %s\n", pkg->path().c_str(), gpu.name().c_str());
+  std::vector<int> contexts = ParseList(FLAGS_contexts);
+  std::vector<int> cpu_contexts = FLAGS_cpu_contexts.empty() ? contexts : ParseList(FLAGS_cpu_contexts);
+  std::sort(contexts.begin(), contexts.end());
+  const int max_ctx = contexts.empty() ? 0 : contexts.back();
+  const int cpu_max = cpu_contexts.empty() ? 0 : *std::max_element(cpu_contexts.begin(), cpu_contexts.end());
+  if (max_ctx > pkg->plan().max_context) throw Error("--contexts exceed the package's max context");
+  std::vector<int> prompt = ParseList(FLAGS_prompt_ids);
+  std::mt19937 rng(FLAGS_seed);
+  while (static_cast<int>(prompt.size()) < max_ctx) prompt.push_back(static_cast<int>(rng() % pkg->model().vocab));
+  prompt.resize(max_ctx);
+
+  std::unique_ptr<CpuExecutor> cpu;
+  if (cpu_max > 0) cpu = std::make_unique<CpuExecutor>(*pkg, FLAGS_threads);
+  bool ok = true;
+  std::ofstream out;
+  if (!FLAGS_logits_out.empty()) {
+    out.open(FLAGS_logits_out, std::ios::binary);
+    const int32_t header[3] = {static_cast<int32_t>(contexts.size()), max_ctx, pkg->model().vocab};
+    out.write(reinterpret_cast<const char*>(header), sizeof(header));
+    out.write(reinterpret_cast<const char*>(contexts.data()), contexts.size() * 4);
+    out.write(reinterpret_cast<const char*>(prompt.data()), prompt.size() * 4);
+  }
+  size_t next = 0;
+  for (int pos = 0; pos < max_ctx; ++pos) {
+    const bool want = next < contexts.size() && contexts[next] == pos + 1;
+    gpu.Step(prompt[pos], pos, want);
+    const bool with_cpu = pos < cpu_max;
+    if (with_cpu) cpu->Step(prompt[pos], pos, want);
+    if (!want) continue;
+    const std::vector<float> g = gpu.Logits();
+    if (out.is_open()) out.write(reinterpret_cast<const char*>(g.data()), g.size() * 4);
+    const int32_t gsel = gpu.Select();
+    if (with_cpu && std::find(cpu_contexts.begin(), cpu_contexts.end(), pos + 1) != cpu_contexts.end()) {
+      const std::vector<float> c = cpu->Logits();
+      const double err = MaxRelError(g, c);
+      const int32_t csel = cpu->Select();
+      const bool pass = err <= FLAGS_tolerance;
+      ok &= pass;
+      std::printf("context %5d: gpu vs cpu max rel error %.3e (%s), greedy gpu %d cpu %d, step %.3f ms\n",
+                  pos + 1, err, pass ? "ok" : "FAIL", gsel, csel, gpu.last_launch_ms());
+    } else {
+      std::printf("context %5d: gpu greedy %d, step %.3f ms\n", pos + 1, gsel, gpu.last_launch_ms());
+    }
+    ++next;
+  }
+
+  if (FLAGS_runs > 0 && FLAGS_tokens > 0) {
+    std::vector<int> base_prompt(prompt.begin(), prompt.begin() + std::min<size_t>(prompt.size(), 8));
+    if (base_prompt.empty()) base_prompt.push_back(pkg->model().bos_token_id >= 0 ? pkg->model().bos_token_id : 0);
+    GenerateOptions gen;
+    gen.max_new_tokens = FLAGS_tokens;
+    gen.stop_at_eos = false;
+    std::vector<int> first;
+    std::vector<float> first_logits;
+    bool same = true;
+    double total_ms = 0;
+    for (int r = 0; r < FLAGS_runs; ++r) {
+      GenerateResult res = gpu.Generate(base_prompt, gen);
+      std::vector<float> logits = gpu.Logits();
+      total_ms += res.decode_ms;
+      if (r == 0) {
+        first = res.tokens;
+        first_logits = logits;
+      } else if (res.tokens != first || std::memcmp(logits.data(), first_logits.data(), logits.size() * 4) != 0) {
+        same = false;
+        std::printf("run %d differs from run 0\n", r);
+      }
+    }
+    ok &= same;
+    std::printf("determinism: %d runs of %d tokens: %s; decode %.4f ms/token (mean)\n", FLAGS_runs,
+                FLAGS_tokens, same ? "bit-identical" : "FAIL", total_ms / FLAGS_runs / std::max(1, FLAGS_tokens - 1));
+    std::string ids;
+    for (size_t i = 0; i < std::min<size_t>(first.size(), 32); ++i) ids += std::to_string(first[i]) + " ";
+    if (!FLAGS_tokens_out.empty()) {
+      std::ofstream t(FLAGS_tokens_out);
+      for (size_t i = 0; i < base_prompt.size(); ++i) t << (i ? "," : "") << base_prompt[i];
+      t << "\n";
+      for (size_t i = 0; i < first.size(); ++i) t << (i ? "," : "") << first[i];
+      t << "\n";
+    }
+    std::printf("first tokens: %s\n", ids.c_str());
+  }
+  std::printf("gpu_check: %s\n", ok ? "PASS" : "FAIL");
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace tileinfer
+
+int main(int argc, char** argv) {
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  try {
+    return tileinfer::Run();
+  } catch (const tileinfer::Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+}

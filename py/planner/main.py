@@ -1,0 +1,170 @@
+"""The planner: checkpoint + target -> validated package (.tpkg).
+
+    bazel run //py/planner -- --checkpoint=DIR_OR_HUB_ID [--revision=SHA] \\
+        --target=h200|rtx3050|PATH.json --out=PATH.tpkg [--max_context=4096]
+
+Relative paths are taken from the directory `bazel run` was started in. Prints a summary:
+tasks, waves, workers, weight bytes, bytes per worker in each weight wave (the balance
+table), and the predicted floor in ms/token at --bandwidth_gbps (default: the target's).
+"""
+
+import dataclasses
+import os
+import sys
+from typing import Optional
+
+from absl import app
+from absl import flags
+from absl import logging
+
+from planner import package as package_lib
+from planner import plan as plan_lib
+from planner import target as target_lib
+from planner import validate as validate_lib
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("checkpoint", None, "HF checkpoint directory, or hub id org/name "
+                    "(then --revision is a 40-hex commit sha).")
+flags.DEFINE_string("revision", None, "Commit sha of a hub checkpoint.")
+flags.DEFINE_string("target", "h200", "Shipped target name (h200, rtx3050) or a target "
+                    ".json file.")
+flags.DEFINE_string("out", None, "Package file to write (.tpkg).")
+flags.DEFINE_integer("max_context", 4096, "K/V cache length in positions.")
+flags.DEFINE_integer("attention_chunks", None, "Context chunks per K/V head; default "
+                     "workers // kv_heads.")
+flags.DEFINE_integer("attention_min_chunk", 128, "Smallest attention chunk, in positions.")
+flags.DEFINE_float("bandwidth_gbps", None, "Memory bandwidth (GB/s) for the predicted floor; "
+                   "default the target file's bandwidth_gbps.")
+flags.DEFINE_string("created", None, "meta planner.created (default: now, UTC); fix it for "
+                    "byte-identical rebuilds.")
+
+
+@dataclasses.dataclass
+class BuildResult:
+    """What build_package made: the plan, the file, its size, and the printed summary."""
+    plan: plan_lib.Plan
+    path: str
+    file_bytes: int
+    summary: str
+
+
+def summary_text(plan: plan_lib.Plan, bandwidth_gbps: Optional[float]) -> str:
+    """The planner's report for people (the same numbers as meta["summary"])."""
+    c, p = plan.config, plan.params
+    streamed = plan_lib.streamed_bytes_per_token(plan)
+    lines = [
+        f"model: {c.num_layers} layers, hidden {c.hidden_size}, heads "
+        f"{c.num_heads}/{c.num_kv_heads} x {c.head_dim}, FFN {c.intermediate_size}, vocab "
+        f"{c.vocab_size}, {'tied' if c.tie_word_embeddings else 'untied'}",
+        f"target: {plan.target.name} (cc {plan.target.compute_capability[0]}."
+        f"{plan.target.compute_capability[1]}), {p['workers']} workers",
+        f"plan: {p['tasks']} tasks in {p['waves']} waves; attention {c.num_kv_heads} kv heads "
+        f"x {p['attention_chunks']} chunks (min {p['attention_min_chunk']} positions); "
+        f"{p['ffn_parts']} FFN parts; {p['lm_head_slots']} lm_head slots; max_context "
+        f"{p['max_context']}",
+        f"weights: {plan.weights_bytes:,} bytes packed, {streamed:,} streamed per token "
+        f"(+{plan_lib.kv_bytes_per_position(c):,} K/V bytes per context position)",
+        "bytes per worker per weight wave (identical layers folded):",
+        plan_lib.format_balance(plan_lib.byte_balance(plan)),
+    ]
+    if bandwidth_gbps:
+        lines.append(
+            f"floor at {bandwidth_gbps:g} GB/s: "
+            f"{plan_lib.floor_ms_per_token(plan, bandwidth_gbps, 1):.3g} ms/token at ctx 1, "
+            f"{plan_lib.floor_ms_per_token(plan, bandwidth_gbps, p['max_context']):.3g} at ctx "
+            f"{p['max_context']}")
+    return "\n".join(lines)
+
+
+def build_package(checkpoint_source: str, target_path_or_name, out: str, max_context: int,
+                  *, revision: Optional[str] = None, attention_chunks: Optional[int] = None,
+                  attention_min_chunk: int = 128, bandwidth_gbps: Optional[float] = None,
+                  created: Optional[str] = None, source: Optional[str] = None,
+                  progress: Optional[bool] = None, verify: bool = True) -> BuildResult:
+    """Loads a checkpoint, plans it for a target, validates, writes and re-reads the package.
+
+    Args:
+      checkpoint_source: HF directory or hub id (see checkpoint.load_checkpoint).
+      target_path_or_name: a Target, a shipped target name, or a target .json path.
+      out: the .tpkg path.
+      max_context: K/V cache positions.
+      revision: hub commit sha.
+      attention_chunks, attention_min_chunk: see plan.make_plan.
+      bandwidth_gbps: for the summary's floor; default the target's.
+      created: meta planner.created (fixed for reproducible files).
+      source: meta planner.source; default where the checkpoint was loaded from.
+      progress: progress bars (None: only on a terminal).
+      verify: read the written file back, check its checksums and validate it again.
+    Raises:
+      CheckpointError, ConfigError, TokenizerError, TargetError, PlanError, PackageError,
+      OSError: each names what is wrong.
+    """
+    from planner import checkpoint as checkpoint_lib  # heavy (safetensors); only here
+    from planner import tokenizer_spec
+
+    target = (target_path_or_name if isinstance(target_path_or_name, target_lib.Target)
+              else target_lib.resolve_target(target_path_or_name))
+    ck = checkpoint_lib.load_checkpoint(checkpoint_source, revision)
+    if (ck.tokenizer_dir / "tokenizer.json").is_file():
+        tok = tokenizer_spec.TokenizerSpec.from_hf_dir(ck.tokenizer_dir, ck.config)
+        tokenizer_json, stop_ids = tok.to_json(), list(tok.eos_ids)
+    else:
+        logging.warning("no tokenizer.json: the package's tokenizer section is {} (token "
+                        "ids in and out only)")
+        tokenizer_json, stop_ids = {}, []
+    logging.info("planning for %s (%d workers), max_context %d", target.name, target.workers,
+                 max_context)
+    plan = plan_lib.make_plan(ck.config, target, max_context=max_context,
+                              attention_chunks=attention_chunks,
+                              attention_min_chunk=attention_min_chunk)
+    validate_lib.validate_plan(plan)
+    logging.info("plan valid: %d tasks in %d waves; writing %s", len(plan.tasks),
+                 len(plan.waves), out)
+    size = package_lib.write_package(out, plan, ck.weights, ck.config, target, tokenizer_json,
+                                     source or ck.source_description, stop_token_ids=stop_ids,
+                                     created=created, validate=False, progress=progress)
+    if verify:
+        view = package_lib.read_package(out, verify=True)
+        validate_lib.validate_plan(view, positions=[0, max_context - 1])
+        logging.info("re-read %s: checksums and plan valid", out)
+    bw = bandwidth_gbps or target.bandwidth_gbps
+    return BuildResult(plan=plan, path=out, file_bytes=size, summary=summary_text(plan, bw))
+
+
+def _from_invocation_dir(path: str) -> str:
+    """`bazel run` starts us in the runfiles tree; relative paths mean the user's cwd."""
+    base = os.environ.get("BUILD_WORKING_DIRECTORY")
+    if base and not os.path.isabs(path):
+        return os.path.normpath(os.path.join(base, os.path.expanduser(path)))
+    return os.path.expanduser(path)
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])} (all options are "
+                             f"--flags)")
+    checkpoint = FLAGS.checkpoint
+    local = _from_invocation_dir(checkpoint)
+    if os.path.exists(local):  # else a hub id such as org/name
+        checkpoint = local
+    target = FLAGS.target
+    if os.sep in target or target.endswith(".json"):
+        target = _from_invocation_dir(target)
+    out = _from_invocation_dir(FLAGS.out)
+    try:
+        result = build_package(checkpoint, target, out, FLAGS.max_context,
+                               revision=FLAGS.revision, attention_chunks=FLAGS.attention_chunks,
+                               attention_min_chunk=FLAGS.attention_min_chunk,
+                               bandwidth_gbps=FLAGS.bandwidth_gbps, created=FLAGS.created)
+    except (ValueError, OSError) as e:
+        # Every planner error is a ValueError subclass whose message says what to do; a
+        # traceback would bury it.
+        print(f"planner: error: {e}", file=sys.stderr)
+        return 1
+    print(result.summary)
+    print(f"wrote {result.path} ({result.file_bytes:,} bytes)")
+
+
+if __name__ == "__main__":
+    flags.mark_flags_as_required(["checkpoint", "out"])
+    app.run(main)

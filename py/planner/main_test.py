@@ -1,0 +1,75 @@
+"""Tests for the planner CLI and build_package, on tiny HF checkpoints written to disk."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from planner import main as planner_main
+from planner import package
+from planner import validate
+from tests.reference.tiny_models import write_tiny_checkpoint
+
+MAIN = str(pathlib.Path(planner_main.__file__))
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    d = tmp_path_factory.mktemp("ck")
+    write_tiny_checkpoint(d, hidden=72, ffn=100, layers=2, heads=9, kv_heads=3, vocab=97)
+    return d
+
+
+def test_build_package(checkpoint, tmp_path):
+    out = tmp_path / "m.tpkg"
+    r = planner_main.build_package(str(checkpoint), "rtx3050", str(out), 64, progress=False)
+    assert r.file_bytes == out.stat().st_size
+    view = package.read_package(str(out))
+    validate.validate_plan(view)
+    assert view.meta["plan"]["max_context"] == 64
+    assert view.meta["stop_token_ids"] == [2]
+    assert view.tokenizer["kind"] == "byte_level_bpe" and len(view.tokenizer["vocab"]) == 97
+    assert "local directory" in view.meta["planner"]["source"]
+    for text in ("236 tasks in 12 waves", "20 workers", "RMSNORM_GEMV", "floor at 212.9 GB/s",
+                 "weights: 158,736 bytes packed"):
+        assert text in r.summary, r.summary
+
+
+def test_build_package_errors(checkpoint, tmp_path):
+    with pytest.raises(ValueError, match="shipped targets are"):
+        planner_main.build_package(str(checkpoint), "a100", str(tmp_path / "m.tpkg"), 64)
+    with pytest.raises(ValueError, match="max_position_embeddings"):
+        planner_main.build_package(str(checkpoint), "h200", str(tmp_path / "m.tpkg"), 10**6)
+    assert os.listdir(tmp_path) == []
+
+
+def run_cli(*args, cwd=None, env=None):
+    e = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    e.update(env or {})
+    return subprocess.run([sys.executable, MAIN, *args], capture_output=True, text=True,
+                          cwd=cwd, env=e, timeout=120)
+
+
+def test_cli_writes_and_summarises(checkpoint, tmp_path):
+    # Relative --out resolves against BUILD_WORKING_DIRECTORY, as under `bazel run`.
+    r = run_cli(f"--checkpoint={checkpoint}", "--target=h200", "--out=rel.tpkg",
+                "--max_context=32", "--bandwidth_gbps=1000",
+                env={"BUILD_WORKING_DIRECTORY": str(tmp_path)})
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "rel.tpkg").is_file()
+    assert "floor at 1000 GB/s" in r.stdout and "132 workers" in r.stdout, r.stdout
+
+
+def test_cli_rejects_stray_arguments_and_reports_errors(checkpoint, tmp_path):
+    r = run_cli(f"--checkpoint={checkpoint}", f"--out={tmp_path / 'm.tpkg'}", "oops")
+    assert r.returncode != 0 and "unexpected arguments: oops" in r.stderr
+    r = run_cli(f"--checkpoint={tmp_path / 'nowhere'}", f"--out={tmp_path / 'm.tpkg'}")
+    assert r.returncode == 1 and "planner: error:" in r.stderr and "Traceback" not in r.stderr
+    r = run_cli(f"--checkpoint={checkpoint}")
+    assert r.returncode != 0 and "--out" in r.stderr
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))

@@ -1,0 +1,348 @@
+"""Cuts one decode step of a Llama model into tile tasks, one worker and one wave each.
+
+The plan is static: it depends on the model's shapes, the target's worker count and the
+K/V cache length, never on the token. Its records are plain dicts whose keys are exactly the
+fields of format_spec.RECORDS (names as str), so the packer writes them as they are and the
+validator reads a plan and a package the same way.
+
+Waves (every one ends at a grid barrier), L = num_layers, W = workers:
+
+    0                EMBED          x0 <- embed[token]             rows of H over W
+    1 + 5l + 0       RMSNORM_GEMV   qkv <- [Wq;Wk;Wv] rmsnorm(x0)  rows of Q+2KV over W
+    1 + 5l + 1       ATTENTION      attn <- kv head x chunk        NKV*C tasks
+    1 + 5l + 2       ATTN_OUT       x1 <- x0 + Wo merge(attn)      rows of H over W
+    1 + 5l + 3       FFN            part[s] <- fused SwiGLU MLP    rows of F over W, slot s
+    1 + 5l + 4       FFN_REDUCE     x0 <- x1 + sum_s part[s]       rows of H over W
+    5L + 1           LM_HEAD        logits, cand[s]                rows of V over W, slot s
+
+Balance is by bytes: in a row-split weight wave every row of the operand has the same width,
+so contiguous equal row counts stream equal bytes, up to one row of rounding. With 132
+workers one row is a visible fraction of a small wave (Llama-1B Wo: 2048/132 = 15.5 rows,
+so 15 or 16: spread 6.5%); byte_balance reports that honestly.
+"""
+
+import collections
+import dataclasses
+from typing import List, NamedTuple, Optional, Tuple
+
+from planner import format_spec as spec
+from planner.model_config import LlamaConfig
+from planner.target import Target
+
+NONE_ID = spec.NONE_ID
+OP = spec.OPCODES
+BUF_KIND = spec.BUFFER_KINDS
+DT = spec.DTYPES
+
+# Opcodes whose tasks stream rows of weight matrices (the bandwidth-bound waves).
+WEIGHT_OPCODES = ("RMSNORM_GEMV", "ATTN_OUT", "FFN", "LM_HEAD")
+OPCODE_NAMES = {v: k for k, v in OP.items()}
+
+
+@dataclasses.dataclass
+class Plan:
+    """One decode step as tasks.
+
+    Attributes:
+      config, target, max_context: what the plan was made from (max_context in positions).
+      tensors: TensorRecord dicts; offsets are bytes into the weights section, TENSOR_ALIGN
+        aligned, in table order.
+      buffers, waves, tasks: BufferRecord / WaveRecord / TaskRecord dicts; tasks sorted by
+        (wave, worker).
+      params: the package's meta["plan"] object.
+      weights_bytes: size of the packed weights section (end of the last tensor).
+    """
+    config: LlamaConfig
+    target: Target
+    max_context: int
+    tensors: List[dict]
+    buffers: List[dict]
+    waves: List[dict]
+    tasks: List[dict]
+    params: dict
+    weights_bytes: int
+
+    def tensor_id(self, name: str) -> int:
+        return _index_by_name(self.tensors, name, "tensor")
+
+    def buffer_id(self, name: str) -> int:
+        return _index_by_name(self.buffers, name, "buffer")
+
+
+def _index_by_name(records, name, what):
+    for i, r in enumerate(records):
+        if r["name"] == name:
+            return i
+    raise KeyError(f"no {what} named {name!r}")
+
+
+def split_rows(n: int, parts: int) -> List[Tuple[int, int, int]]:
+    """Contiguous split of rows [0, n) over `parts` workers.
+
+    Worker i gets [floor(i*n/parts), floor((i+1)*n/parts)); empty ranges (n < parts) are
+    skipped. Returns [(worker, begin, end)], sizes differ by at most one row.
+    """
+    out = []
+    for i in range(parts):
+        a, b = (i * n) // parts, ((i + 1) * n) // parts
+        if b > a:
+            out.append((i, a, b))
+    return out
+
+
+def _task(opcode: str, wave: int, worker: int, rows: Tuple[int, int], layer: int = 0,
+          **fields) -> dict:
+    """A TaskRecord dict: every id field defaults to NONE_ID, every number to 0."""
+    t = {name: 0 for name in spec.field_names("TaskRecord")}
+    for name in ("in_buf", "aux_buf", "out_buf", "weight", "weight2", "weight3", "norm"):
+        t[name] = NONE_ID
+    t.update(opcode=OP[opcode], layer=layer, wave=wave, worker=worker,
+             row_begin=rows[0], row_end=rows[1])
+    for k, v in fields.items():
+        if k not in t:
+            raise KeyError(f"TaskRecord has no field {k!r}")
+        t[k] = v
+    return t
+
+
+def make_plan(config: LlamaConfig, target: Target, *, max_context: int,
+              attention_chunks: Optional[int] = None, attention_min_chunk: int = 128) -> Plan:
+    """Plans one decode step of `config` on `target`.
+
+    Args:
+      config: model shapes.
+      target: its `workers` sets the split.
+      max_context: K/V cache length in positions (1 <= max_context <=
+        config.max_position_embeddings).
+      attention_chunks: context chunks per K/V head, C; default max(1, W // num_kv_heads) so
+        that the NKV*C attention tasks fill the grid once.
+      attention_min_chunk: smallest chunk in positions; short contexts use fewer, longer
+        chunks instead of many tiny ones (format_spec, ATTENTION).
+
+    Returns:
+      Plan with 5*num_layers + 2 waves.
+
+    Raises:
+      ValueError: max_context, attention_chunks or attention_min_chunk out of range.
+    """
+    c = config
+    H, F, V, L = c.hidden_size, c.intermediate_size, c.vocab_size, c.num_layers
+    NH, NKV, HD = c.num_heads, c.num_kv_heads, c.head_dim
+    Q, KV = NH * HD, NKV * HD
+    W = target.workers
+    if not isinstance(max_context, int) or not 1 <= max_context <= c.max_position_embeddings:
+        raise ValueError(f"max_context={max_context!r} must be in [1, "
+                         f"max_position_embeddings={c.max_position_embeddings}]")
+    C = max(1, W // NKV) if attention_chunks is None else attention_chunks
+    if not isinstance(C, int) or C < 1:
+        raise ValueError(f"attention_chunks={attention_chunks!r} must be a positive int")
+    if not isinstance(attention_min_chunk, int) or attention_min_chunk < 1:
+        raise ValueError(f"attention_min_chunk={attention_min_chunk!r} must be a positive int")
+
+    # --- tensors: execution order, so a prefetcher walks the weights section forwards.
+    tensors: List[dict] = []
+    offset = 0
+
+    def add_tensor(name, rows, cols, dtype="BF16"):
+        nonlocal offset
+        offset = -(-offset // spec.TENSOR_ALIGN) * spec.TENSOR_ALIGN
+        tensors.append(dict(name=name, dtype=DT[dtype], rows=rows, cols=cols, reserved=0,
+                            offset=offset))
+        offset += rows * cols * spec.DTYPE_BYTES[dtype]
+        return len(tensors) - 1
+
+    t_embed = add_tensor("embed", V, H)
+    layer_t = []
+    for l in range(L):
+        p = f"layers.{l}."
+        layer_t.append(dict(
+            attn_norm=add_tensor(p + "attn_norm", H, 1),
+            wqkv=add_tensor(p + "wqkv", Q + 2 * KV, H),
+            wo=add_tensor(p + "wo", H, Q),
+            ffn_norm=add_tensor(p + "ffn_norm", H, 1),
+            w_gate=add_tensor(p + "w_gate", F, H),
+            w_up=add_tensor(p + "w_up", F, H),
+            w_down_t=add_tensor(p + "w_down_t", F, H),
+        ))
+    t_final_norm = add_tensor("final_norm", H, 1)
+    t_lm_head = t_embed if c.tie_word_embeddings else add_tensor("lm_head", V, H)
+    t_rope = add_tensor("rope_inv_freq", HD // 2, 1, "F32")
+    weights_bytes = offset
+
+    ffn_split = split_rows(F, W)
+    lm_split = split_rows(V, W)
+    ffn_parts, lm_slots = len(ffn_split), len(lm_split)
+
+    # --- buffers
+    buffers: List[dict] = []
+
+    def add_buffer(name, elements, kind="ACTIVATION", dtype="F32"):
+        buffers.append(dict(name=name, kind=BUF_KIND[kind], dtype=DT[dtype], elements=elements))
+        return len(buffers) - 1
+
+    b = dict(
+        x0=add_buffer("x0", H),
+        x1=add_buffer("x1", H),
+        qkv=add_buffer("qkv", Q + 2 * KV),
+        attn=add_buffer("attn", C * NH * (HD + 2)),
+        ffn_part=add_buffer("ffn_part", ffn_parts * H),
+        logits=add_buffer("logits", V),
+        cand=add_buffer("cand", lm_slots, "CANDIDATES", "CANDIDATE"),
+        kv_cache=add_buffer("kv_cache", L * 2 * max_context * KV, "KV_CACHE", "BF16"),
+    )
+
+    # --- waves and tasks
+    waves: List[dict] = []
+    tasks: List[dict] = []
+
+    def add_wave(layer, wave_tasks):
+        wave_tasks.sort(key=lambda t: t["worker"])  # stable: chunk order kept per worker
+        waves.append(dict(first_task=len(tasks), task_count=len(wave_tasks),
+                          sync=spec.SYNC["SYNC_GRID_BARRIER"], layer=layer))
+        tasks.extend(wave_tasks)
+
+    w = 0
+    add_wave(NONE_ID, [_task("EMBED", w, i, (a, e), out_buf=b["x0"], weight=t_embed)
+                       for i, a, e in split_rows(H, W)])
+    for l in range(L):
+        lt = layer_t[l]
+        w += 1
+        add_wave(l, [_task("RMSNORM_GEMV", w, i, (a, e), l, in_buf=b["x0"], out_buf=b["qkv"],
+                           weight=lt["wqkv"], norm=lt["attn_norm"])
+                     for i, a, e in split_rows(Q + 2 * KV, W)])
+        w += 1
+        add_wave(l, [_task("ATTENTION", w, (kv * C + ch) % W, (0, HD), l, in_buf=b["qkv"],
+                           aux_buf=b["kv_cache"], out_buf=b["attn"], weight2=t_rope,
+                           slot=ch, param0=kv, param1=C, param2=attention_min_chunk)
+                     for kv in range(NKV) for ch in range(C)])
+        w += 1
+        add_wave(l, [_task("ATTN_OUT", w, i, (a, e), l, in_buf=b["attn"], aux_buf=b["x0"],
+                           out_buf=b["x1"], weight=lt["wo"], param1=C)
+                     for i, a, e in split_rows(H, W)])
+        w += 1
+        add_wave(l, [_task("FFN", w, i, (a, e), l, in_buf=b["x1"], out_buf=b["ffn_part"],
+                           weight=lt["w_gate"], weight2=lt["w_up"], weight3=lt["w_down_t"],
+                           norm=lt["ffn_norm"], slot=s)
+                     for s, (i, a, e) in enumerate(ffn_split)])
+        w += 1
+        add_wave(l, [_task("FFN_REDUCE", w, i, (a, e), l, in_buf=b["ffn_part"],
+                           aux_buf=b["x1"], out_buf=b["x0"], param0=ffn_parts)
+                     for i, a, e in split_rows(H, W)])
+    w += 1
+    add_wave(NONE_ID, [_task("LM_HEAD", w, i, (a, e), in_buf=b["x0"], out_buf=b["logits"],
+                             aux_buf=b["cand"], weight=t_lm_head, norm=t_final_norm, slot=s)
+                       for s, (i, a, e) in enumerate(lm_split)])
+
+    params = dict(
+        workers=W, waves=len(waves), tasks=len(tasks), max_context=max_context,
+        attention_chunks=C, attention_min_chunk=attention_min_chunk, ffn_parts=ffn_parts,
+        lm_head_slots=lm_slots, buffers=b,
+        tensors=dict(embed=t_embed, rope_inv_freq=t_rope),
+    )
+    return Plan(config=config, target=target, max_context=max_context, tensors=tensors,
+                buffers=buffers, waves=waves, tasks=tasks, params=params,
+                weights_bytes=weights_bytes)
+
+
+# --- bytes ----------------------------------------------------------------------------------
+
+def tensor_bytes(t: dict) -> int:
+    """Bytes of one tensor record: rows * cols * element size."""
+    return t["rows"] * t["cols"] * spec.DTYPE_BYTES[_DTYPE_NAMES[t["dtype"]]]
+
+
+_DTYPE_NAMES = {v: k for k, v in DT.items()}
+
+
+def task_weight_bytes(task: dict, tensors: List[dict]) -> int:
+    """Bytes of weight matrices one task streams: its rows x full width of each matrix.
+
+    Counts weight, weight2 and weight3 for the row-streaming opcodes (WEIGHT_OPCODES); norm
+    vectors are re-read by every task of a wave, the same for all, and left out. Other
+    opcodes stream no weight matrix: 0.
+    """
+    if OPCODE_NAMES.get(task["opcode"]) not in WEIGHT_OPCODES:
+        return 0
+    rows = task["row_end"] - task["row_begin"]
+    total = 0
+    for f in ("weight", "weight2", "weight3"):
+        if task[f] != NONE_ID:
+            t = tensors[task[f]]
+            total += rows * t["cols"] * spec.DTYPE_BYTES[_DTYPE_NAMES[t["dtype"]]]
+    return total
+
+
+class WaveBalance(NamedTuple):
+    """Bytes streamed per worker in one weight wave (idle workers count as 0 bytes)."""
+    wave: int
+    opcode: str
+    min_bytes: int
+    max_bytes: int
+    mean_bytes: float
+    spread: float  # (max - min) / mean
+
+
+def byte_balance(plan) -> List[WaveBalance]:
+    """Per weight wave (WEIGHT_OPCODES), the spread of bytes over all W workers.
+
+    Works on a Plan or anything with .tasks/.tensors/.waves lists of dicts and
+    .params["workers"] (a PackageView). Returns one WaveBalance per weight wave, in wave
+    order.
+    """
+    W = plan.params["workers"]
+    out = []
+    for wi, wave in enumerate(plan.waves):
+        wt = plan.tasks[wave["first_task"]:wave["first_task"] + wave["task_count"]]
+        if not wt or OPCODE_NAMES.get(wt[0]["opcode"]) not in WEIGHT_OPCODES:
+            continue
+        per_worker = [0] * W
+        for t in wt:
+            per_worker[t["worker"]] += task_weight_bytes(t, plan.tensors)
+        lo, hi = min(per_worker), max(per_worker)
+        mean = sum(per_worker) / W
+        out.append(WaveBalance(wi, OPCODE_NAMES[wt[0]["opcode"]], lo, hi, mean,
+                               (hi - lo) / mean if mean else 0.0))
+    return out
+
+
+def format_balance(rows: List[WaveBalance]) -> str:
+    """A table of byte_balance rows; waves with identical numbers (every layer's QKV...) are
+    folded into one line with their count."""
+    groups = collections.OrderedDict()
+    for r in rows:
+        key = (r.opcode, r.min_bytes, r.max_bytes, r.mean_bytes)
+        groups.setdefault(key, []).append(r)
+    lines = [f"{'opcode':<13}{'waves':>6}{'min B':>12}{'max B':>12}{'mean B':>14}"
+             f"{'spread':>9}"]
+    for (op, lo, hi, mean), rs in groups.items():
+        lines.append(f"{op:<13}{len(rs):>6}{lo:>12,}{hi:>12,}{mean:>14,.1f}"
+                     f"{100 * rs[0].spread:>8.2f}%")
+    return "\n".join(lines)
+
+
+def streamed_bytes_per_token(plan) -> int:
+    """Weight bytes one token reads from memory (K/V cache excluded).
+
+    Every matrix and vector once, except an untied embedding table, of which EMBED reads
+    one row. (Llama-3.2-1B, tied: 2,471,628,800.)
+    """
+    embed = plan.params["tensors"]["embed"]
+    lm_head_untied = any(t["name"] == "lm_head" for t in plan.tensors)
+    total = 0
+    for i, t in enumerate(plan.tensors):
+        if i == embed and lm_head_untied:
+            total += t["cols"] * spec.DTYPE_BYTES[_DTYPE_NAMES[t["dtype"]]]
+        else:
+            total += tensor_bytes(t)
+    return total
+
+
+def kv_bytes_per_position(config: LlamaConfig) -> int:
+    """K/V cache bytes attention reads per context position: layers * 2 * KV * 2 (BF16)."""
+    return config.num_layers * 2 * config.num_kv_heads * config.head_dim * 2
+
+
+def floor_ms_per_token(plan, bandwidth_gbps: float, context: int = 1) -> float:
+    """Time to stream one token's bytes at `bandwidth_gbps` (1e9 B/s), in ms: the floor."""
+    b = streamed_bytes_per_token(plan) + context * kv_bytes_per_position(plan.config)
+    return b / (bandwidth_gbps * 1e9) * 1e3

@@ -1,0 +1,314 @@
+"""Tests for planner.validate: each rule broken by hand in an otherwise valid plan."""
+
+import copy
+import sys
+
+import pytest
+
+from planner import format_spec as spec
+from planner import known_configs
+from planner import plan as plan_lib
+from planner import target as target_lib
+from planner import validate
+from planner.validate import AccessContext, PlanError, task_access
+
+OP = spec.OPCODES
+NONE = spec.NONE_ID
+
+
+def small_target(workers: int, fingerprint: str = "unprobed") -> target_lib.Target:
+    return target_lib.Target(name="test GPU", compute_capability=(8, 6), sm_count=workers,
+                             workers_per_sm=1, threads_per_worker=128,
+                             registers_per_thread=64, shared_memory_per_worker=0,
+                             worker_fingerprint=fingerprint)
+
+
+@pytest.fixture
+def plan():
+    """Tiny 9:3-head model on 6 workers, 2 layers, 40 positions, chunks of >= 4."""
+    return plan_lib.make_plan(known_configs.tiny(), small_target(6), max_context=40,
+                              attention_min_chunk=4)
+
+
+def first(p, opcode, layer=0, nth=0):
+    """Index of the nth task of `opcode` in `layer`."""
+    idx = [i for i, t in enumerate(p.tasks) if t["opcode"] == OP[opcode] and t["layer"] == layer]
+    return idx[nth]
+
+
+def broken(p, match):
+    """Asserts validate_plan refuses p with a message matching `match`; returns it."""
+    with pytest.raises(PlanError, match=match) as e:
+        validate.validate_plan(p)
+    return str(e.value)
+
+
+def names_task(msg, p, ti):
+    t = p.tasks[ti]
+    op = {v: k for k, v in OP.items()}.get(t["opcode"], f"opcode {t['opcode']}")
+    return f"task {ti} ({op}, wave {t['wave']}, worker {t['worker']})" in msg
+
+
+def test_valid_plans_pass(plan):
+    validate.validate_plan(plan)
+    validate.validate_plan(plan, target=small_target(6))
+    # Untied, and more workers than rows (empty ranges skipped).
+    validate.validate_plan(plan_lib.make_plan(
+        known_configs.tiny(hidden=64, ffn=128, heads=4, kv_heads=2, vocab=50, tied=False),
+        small_target(132), max_context=32))
+    validate.validate_plan(plan, positions=range(40))  # every position of the cache
+
+
+# --- the negative tests the brief names -----------------------------------------------------
+
+def test_operand_out_of_bounds(plan):
+    # The qkv buffer one element short: the QKV task owning the last row writes past it.
+    plan.buffers[plan.buffer_id("qkv")]["elements"] -= 1
+    ti = max(i for i, t in enumerate(plan.tasks) if t["opcode"] == OP["RMSNORM_GEMV"]
+             and t["layer"] == 0)
+    msg = broken(plan, r"writes qkv\[\d+, 120\) outside its 119 elements")
+    assert names_task(msg, plan, ti), msg
+
+
+def test_operand_rows_past_the_weight(plan):
+    ti = first(plan, "FFN", nth=5)  # the last: rows [83, 100)
+    plan.tasks[ti]["row_end"] = 101  # F = 100
+    msg = broken(plan, r"rows \[\d+, 101\) must be a non-empty range inside \[0, 100\)")
+    assert names_task(msg, plan, ti)
+
+
+def test_operand_tensor_id_out_of_range(plan):
+    ti = first(plan, "ATTN_OUT", layer=1)
+    plan.tasks[ti]["weight"] = len(plan.tensors)
+    msg = broken(plan, r"weight=\d+ is not a tensor id")
+    assert names_task(msg, plan, ti)
+
+
+def test_operand_shape_mismatch(plan):
+    # QKV wired to the Wo matrix: (72, 72) instead of (120, 72).
+    ti = first(plan, "RMSNORM_GEMV")
+    plan.tasks[ti]["weight"] = plan.tensor_id("layers.0.wo")
+    broken(plan, r"weight is tensor 'layers.0.wo' \(72, 72\) BF16; RMSNORM_GEMV needs "
+                 r"\(120, 72\) BF16")
+
+
+def test_two_writers_of_one_row(plan):
+    ti = first(plan, "EMBED", layer=0, nth=2)
+    plan.tasks[ti]["row_begin"] -= 1  # now also writes the previous task's last row
+    msg = broken(plan, r"two writers")
+    assert names_task(msg, plan, ti) and names_task(msg, plan, ti - 1), msg
+
+
+def test_two_writers_of_one_candidate_slot(plan):
+    ti = first(plan, "LM_HEAD", nth=3)
+    plan.tasks[ti]["slot"] = 2
+    broken(plan, r"LM_HEAD slots must be each of 0..5 once")
+
+
+def test_a_read_before_its_write(plan):
+    # Layer 0's QKV reads x1, which nothing wrote yet this token.
+    for t in plan.tasks:
+        if t["opcode"] == OP["RMSNORM_GEMV"] and t["layer"] == 0:
+            t["in_buf"] = plan.buffer_id("x1")
+    msg = broken(plan, r"reads x1\[0, 72\) before any earlier epoch of this token wrote it")
+    assert names_task(msg, plan, first(plan, "RMSNORM_GEMV")), msg
+
+
+def test_sync_none_before_a_dependent_read(plan):
+    # No barrier after EMBED: QKV would read x0 while EMBED still writes it.
+    plan.waves[0]["sync"] = spec.SYNC["SYNC_NONE"]
+    msg = broken(plan, r"reads x0\[\d+, \d+\) which task \d+ \(EMBED, wave 0, worker \d+\) "
+                       r"writes in the same barrier epoch \(no barrier")
+    assert names_task(msg, plan, first(plan, "RMSNORM_GEMV")), msg
+
+
+def test_last_wave_must_end_in_a_barrier(plan):
+    # The next token's selection reads the candidates LM_HEAD writes.
+    plan.waves[-1]["sync"] = spec.SYNC["SYNC_NONE"]
+    broken(plan, r"wave \d+ \(last\): must end in a grid barrier")
+
+
+def test_bad_opcode(plan):
+    ti = first(plan, "FFN", nth=1)
+    plan.tasks[ti]["opcode"] = 99
+    msg = broken(plan, r"opcode 99 is not one of")
+    assert names_task(msg, plan, ti), msg
+    plan.tasks[ti]["opcode"] = 0  # a zeroed record
+    broken(plan, r"opcode 0 is not one of")
+
+
+def test_opcode_in_the_wrong_wave(plan):
+    ti = first(plan, "FFN_REDUCE")
+    plan.tasks[ti]["opcode"] = OP["ATTN_OUT"]
+    broken(plan, r"wave 5 is a FFN_REDUCE wave")
+
+
+def test_wrong_fingerprint(plan):
+    other = small_target(6, fingerprint="0123abcd")
+    with pytest.raises(PlanError, match=r"worker_fingerprint: package 'unprobed', this GPU "
+                                        r"'0123abcd'.*never probed.*Re-plan"):
+        validate.validate_plan(plan, target=other)
+    meta_target = small_target(6, fingerprint="0123abcd").meta_json()
+    validate.check_target(meta_target, other)  # same GPU, same worker build
+    with pytest.raises(PlanError, match=r"fingerprint: package '0123abcd', this GPU 'ffff'"):
+        validate.check_target(meta_target, small_target(6, fingerprint="ffff"))
+    h200 = target_lib.resolve_target("h200")
+    with pytest.raises(PlanError, match=r"name: package 'test GPU', this GPU 'NVIDIA H200'.*"
+                                        r"compute_capability.*sm_count: package 6, this GPU 132"):
+        validate.check_target(meta_target, h200)
+
+
+# --- more rules ------------------------------------------------------------------------------
+
+def test_unused_fields_must_be_none_or_zero(plan):
+    ti = first(plan, "EMBED")
+    plan.tasks[ti]["norm"] = plan.tensor_id("layers.0.attn_norm")
+    broken(plan, r"norm=\d+; EMBED does not use it \(NONE_ID\)")
+    plan.tasks[ti]["norm"] = NONE
+    plan.tasks[ti]["param2"] = 7
+    broken(plan, r"param2=7; EMBED does not use it \(0\)")
+
+
+def test_required_field_missing(plan):
+    plan.tasks[first(plan, "FFN")]["weight3"] = NONE
+    broken(plan, r"weight3 is NONE_ID; FFN needs it")
+
+
+def test_wrong_buffer_kind(plan):
+    ti = first(plan, "ATTENTION")
+    plan.tasks[ti]["aux_buf"] = plan.buffer_id("x1")
+    broken(plan, r"aux_buf is buffer 'x1' \(ACTIVATION F32\); ATTENTION needs KV_CACHE BF16")
+
+
+def test_weight_of_another_layer(plan):
+    ti = first(plan, "ATTN_OUT", layer=1)
+    plan.tasks[ti]["weight"] = plan.tensor_id("layers.0.wo")
+    broken(plan, r"weight is tensor 'layers.0.wo', not one of layer 1's")
+
+
+def test_wave_records_must_tile_the_tasks(plan):
+    plan.waves[3]["task_count"] -= 1
+    broken(plan, r"wave 4: first_task=\d+ task_count=\d+; expected first_task=")
+
+
+def test_tasks_sorted_by_worker(plan):
+    w = plan.waves[1]
+    a = w["first_task"]
+    plan.tasks[a], plan.tasks[a + 1] = plan.tasks[a + 1], plan.tasks[a]
+    broken(plan, r"tasks of a wave must be sorted by worker")
+
+
+def test_task_in_wrong_wave_field(plan):
+    plan.tasks[first(plan, "FFN")]["wave"] += 1
+    broken(plan, r"says wave 5 \(tasks must be sorted by wave\)")
+
+
+def test_worker_out_of_range(plan):
+    ti = first(plan, "LM_HEAD", nth=5)
+    plan.tasks[ti]["worker"] = 6
+    broken(plan, r"worker 6 >= 6 workers")
+
+
+def test_ffn_reduce_parts_mismatch(plan):
+    plan.tasks[first(plan, "FFN_REDUCE", layer=1)]["param0"] = 5
+    broken(plan, r"sums 5 parts, meta ffn_parts=6")
+
+
+def test_attention_head_chunk_planned_twice(plan):
+    ti = first(plan, "ATTENTION", nth=1)
+    plan.tasks[ti]["slot"] = 0
+    broken(plan, r"kv_head 0 chunk 0 is planned twice")
+
+
+def test_attention_chunks_disagree_with_meta(plan):
+    for t in plan.tasks:
+        if t["opcode"] == OP["ATTN_OUT"]:
+            t["param1"] = 1
+    broken(plan, r"merges 1 chunks, meta attention_chunks=2")
+
+
+def test_kv_cache_of_wrong_size(plan):
+    plan.buffers[plan.buffer_id("kv_cache")]["elements"] //= 2
+    broken(plan, r"kv_cache holds \d+ elements, layers\*2\*max_context\*KV")
+
+
+def test_tensor_table_rules(plan):
+    p = copy.deepcopy(plan)
+    p.tensors[3]["offset"] += 2
+    broken(p, r"offset \d+ is not a multiple of TENSOR_ALIGN")
+    p = copy.deepcopy(plan)
+    p.tensors[3]["offset"] = p.tensors[2]["offset"]
+    broken(p, r"overlap in the weights section")
+    p = copy.deepcopy(plan)
+    p.weights_bytes -= 1
+    broken(p, r"run past the weights section")
+    p = copy.deepcopy(plan)
+    p.tensors[4]["name"] = p.tensors[5]["name"]
+    broken(p, r"name must be unique")
+
+
+def test_meta_counts(plan):
+    plan.params["tasks"] += 1
+    broken(plan, r"meta says \d+ waves / \d+ tasks")
+
+
+def test_meta_workers_match_target(plan):
+    plan.params["workers"] = 7
+    broken(plan, r"plan workers=7 but the target has 6 SMs")
+
+
+# --- task_access ----------------------------------------------------------------------------
+
+def test_attention_chunks_tile_the_context_and_the_last_holds_pos():
+    for C in (1, 2, 3, 7):
+        for min_chunk in (1, 4, 128):
+            for ctx in (1, 2, 5, 63, 64, 65, 300):
+                spans = [validate.attention_chunk(ctx, C, c, min_chunk) for c in range(C)]
+                assert spans[-1][1] == ctx and spans[-1][0] <= ctx - 1
+                assert spans[0][0] == 0
+                for (a0, b0), (a1, b1) in zip(spans, spans[1:]):
+                    assert b0 == a1 and a0 <= b0
+
+
+def test_task_access_attention():
+    # 9:3 heads, HD 8: Q = 72, KV = 24; kv head 1 of 3, chunk c of C = 2, layer 1.
+    ctx = AccessContext(H=72, F=100, V=97, L=2, NH=9, NKV=3, HD=8, max_context=40, pos=9)
+    t = dict(opcode=OP["ATTENTION"], row_begin=0, row_end=8, in_buf=2, aux_buf=7, out_buf=3,
+             slot=1, param0=1, param1=2, param2=4, layer=1)
+    reads, writes = task_access(t, ctx)
+    K, V = (1 * 2 + 0) * 40 * 24, (1 * 2 + 1) * 40 * 24
+    # ctx 10, C 2, S = max(5, 4) = 5: chunk 1 = positions [5, 10), cache rows [5, 9).
+    assert reads == [(2, 24, 48), (2, 72 + 8, 72 + 16), (2, 96 + 8, 96 + 16),
+                     (7, K + 5 * 24 + 8, K + 8 * 24 + 16), (7, V + 5 * 24 + 8, V + 8 * 24 + 16)]
+    assert writes == [(3, (9 + 3) * 10, (9 + 6) * 10),
+                      (7, K + 9 * 24 + 8, K + 9 * 24 + 16), (7, V + 9 * 24 + 8, V + 9 * 24 + 16)]
+    t["slot"] = 0  # not the last chunk: no k/v of pos, no cache write
+    reads, writes = task_access(t, ctx)
+    assert reads == [(2, 24, 48), (7, K + 8, K + 4 * 24 + 16), (7, V + 8, V + 4 * 24 + 16)]
+    assert writes == [(3, 30, 60)]
+    ctx0 = AccessContext(**{**ctx.__dict__, "pos": 0})
+    assert task_access(t, ctx0) == ([(2, 24, 48)], [(3, 30, 60)])
+
+
+def test_task_access_ffn_reduce_and_lm_head():
+    ctx = AccessContext(H=72, F=100, V=97, L=2, NH=9, NKV=3, HD=8, max_context=40, pos=0)
+    t = dict(opcode=OP["FFN_REDUCE"], row_begin=10, row_end=20, in_buf=4, aux_buf=1,
+             out_buf=0, param0=3, layer=0)
+    assert task_access(t, ctx) == ([(4, 10, 20), (4, 82, 92), (4, 154, 164), (1, 10, 20)],
+                                   [(0, 10, 20)])
+    t = dict(opcode=OP["LM_HEAD"], row_begin=40, row_end=60, in_buf=0, aux_buf=6, out_buf=5,
+             slot=2, layer=0)
+    assert task_access(t, ctx) == ([(0, 0, 72)], [(5, 40, 60), (6, 2, 3)])
+
+
+def test_llama_1b_validates_quickly():
+    import time
+    p = plan_lib.make_plan(known_configs.llama_3_2_1b(), target_lib.resolve_target("h200"),
+                           max_context=4096)
+    t0 = time.perf_counter()
+    validate.validate_plan(p)
+    assert time.perf_counter() - t0 < 5
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))

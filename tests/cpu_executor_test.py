@@ -1,0 +1,127 @@
+"""The C++ CPU executor against the independent numpy reference (tests/reference).
+
+Each model is imported, planned, packed and validated by the planner, then run by the C++
+executor through the pybind11 module; the numpy reference runs the same checkpoint. Logits
+must agree to a relative error max|a - b| / max|b| <= 1e-3 at every position, and greedy
+tokens must be identical.
+"""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+from host import _tileinfer
+from planner import checkpoint as checkpoint_lib
+from planner import main as planner_main
+from tests.reference import numpy_llama
+from tests.reference import tiny_models
+
+TOLERANCE = 1e-3
+
+SHAPES = {
+    # name: (hidden, ffn, layers, heads, kv_heads, vocab, head_dim, tied)
+    "gqa_9x3_odd_sizes": (72, 100, 2, 9, 3, 97, None, True),
+    "mha_4x4_untied": (64, 96, 2, 4, 4, 61, None, False),
+    "gqa_8x2_hd32": (128, 352, 3, 8, 2, 131, 32, True),
+    "mqa_6x1_hd12": (72, 40, 1, 6, 1, 50, 12, False),
+}
+
+
+def rel_error(got, want):
+    return float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+
+
+def build(tmp_path, name, target="rtx3050", max_context=48, **plan_args):
+    hidden, ffn, layers, heads, kv_heads, vocab, head_dim, tied = SHAPES[name]
+    ckpt = tmp_path / name
+    tiny_models.write_tiny_checkpoint(ckpt, hidden=hidden, ffn=ffn, layers=layers, heads=heads,
+                                      kv_heads=kv_heads, vocab=vocab, head_dim=head_dim,
+                                      tied=tied, seed=hash(name) % 1000)
+    out = tmp_path / f"{name}.tpkg"
+    planner_main.build_package(str(ckpt), target, str(out), max_context, progress=False,
+                               **plan_args)
+    return checkpoint_lib.load_checkpoint(str(ckpt)), str(out)
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_logits_match_numpy_reference(tmp_path, name):
+    ckpt, pkg = build(tmp_path, name)
+    session = _tileinfer.CpuSession(pkg, threads=2)
+    ref = numpy_llama.NumpyLlama(ckpt.config, ckpt.weights)
+    rng = np.random.default_rng(7)
+    prompt = [int(t) for t in rng.integers(0, ckpt.config.vocab_size, size=40)]
+    worst = 0.0
+    for pos, token in enumerate(prompt):
+        session.step(token, pos, True)
+        got = session.logits()
+        want = ref.step(token)
+        assert np.all(np.isfinite(got)), f"non-finite logits at position {pos}"
+        worst = max(worst, rel_error(got, want))
+        assert rel_error(got, want) <= TOLERANCE, f"position {pos}: {rel_error(got, want):.2e}"
+        assert session.select() == int(np.argmax(want)) or np.sort(want)[-1] - np.sort(want)[-2] < 1e-4
+    print(f"{name}: worst relative error {worst:.2e}")
+
+
+@pytest.mark.parametrize("chunks,min_chunk", [(1, 1), (4, 1), (5, 3), (6, 128)])
+def test_attention_chunking_does_not_change_logits(tmp_path, chunks, min_chunk):
+    """Splitting the context into chunks (merged in ATTN_OUT) agrees with the reference."""
+    ckpt, pkg = build(tmp_path, "gqa_9x3_odd_sizes", attention_chunks=chunks,
+                      attention_min_chunk=min_chunk)
+    session = _tileinfer.CpuSession(pkg, threads=2)
+    ref = numpy_llama.NumpyLlama(ckpt.config, ckpt.weights)
+    for pos in range(30):
+        token = (pos * 37 + 5) % ckpt.config.vocab_size
+        session.step(token, pos, True)
+        assert rel_error(session.logits(), ref.step(token)) <= TOLERANCE, f"position {pos}"
+
+
+def test_greedy_tokens_match_for_32_steps(tmp_path):
+    ckpt, pkg = build(tmp_path, "gqa_8x2_hd32")
+    session = _tileinfer.CpuSession(pkg, threads=2)
+    ref = numpy_llama.NumpyLlama(ckpt.config, ckpt.weights)
+    prompt = [3, 14, 15, 92, 65]
+    got = session.generate(prompt, 32, stop_at_eos=False)
+    want = ref.greedy(prompt, 32)
+    assert got == want
+
+
+def test_h200_plan_runs_on_cpu(tmp_path):
+    """A package planned for the 132-worker H200 decodes on the CPU like the 20-worker one."""
+    ckpt, pkg_small = build(tmp_path / "a", "gqa_9x3_odd_sizes")
+    _, pkg_big = build(tmp_path / "b", "gqa_9x3_odd_sizes", target="h200")
+    a = _tileinfer.CpuSession(pkg_small, threads=2)
+    b = _tileinfer.CpuSession(pkg_big, threads=2)
+    for pos in range(10):
+        a.step(pos + 1, pos, True)
+        b.step(pos + 1, pos, True)
+        assert rel_error(b.logits(), a.logits()) <= TOLERANCE
+
+
+def test_thread_count_does_not_change_bits(tmp_path):
+    """Tasks of a wave are independent: any number of threads gives the same bits."""
+    _, pkg = build(tmp_path, "gqa_9x3_odd_sizes", target="h200")
+    results = []
+    for threads in (1, 3, 16):
+        session = _tileinfer.CpuSession(pkg, threads=threads)
+        for pos in range(6):
+            session.step(pos + 2, pos, True)
+        results.append(session.logits())
+    assert np.all(np.isfinite(results[0]))
+    for r in results[1:]:
+        assert r.tobytes() == results[0].tobytes()
+
+
+def test_step_rejects_bad_token_and_position(tmp_path):
+    _, pkg = build(tmp_path, "mqa_6x1_hd12", max_context=8)
+    session = _tileinfer.CpuSession(pkg, threads=1)
+    with pytest.raises(RuntimeError, match="outside the vocabulary"):
+        session.step(10_000, 0, True)
+    with pytest.raises(RuntimeError, match="max context"):
+        session.step(1, 8, True)
+    with pytest.raises(RuntimeError, match="exceeds the package's max context"):
+        session.generate([1, 2, 3], 6)
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The GPU checks, run ON the GPU machine from the repo root (tests/gpu/README.md):
+#   bash tests/gpu/device_checks.sh STAGE...   stages: info probe tiny sanitize smollm2 llama1b
+# Binaries come from tests/gpu/prepare.sh (.gpu/bin); results go to $OUT (or /tmp/gpu_out).
+set -uo pipefail
+OUT=${OUT:-/tmp/gpu_out}
+mkdir -p "$OUT"
+B=.gpu/bin
+W=/tmp/tileinfer_models   # persists while the machine stays warm
+mkdir -p "$W"
+export PYTHONPATH=py:.
+export PYTHONUNBUFFERED=1
+rc=0
+step() { echo; echo "=== $* ==="; }
+for stage in "$@"; do
+  case "$stage" in
+    info)
+      step info
+      nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,memory.total --format=csv
+      grep -E "registers|spill" $B/worker_kernel_worker.ptxas.txt | tail -2 ;;
+    probe)
+      step probe
+      $B/probe | tee "$OUT/target_probe.json" || rc=1
+      cp "$OUT/target_probe.json" "$W/target.json" ;;
+    tiny)
+      step "tiny models (probed target)"
+      python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=tiny || rc=1
+      for m in tiny_9x3 tiny_untied; do
+        $B/gpu_check --package="$W/$m.tpkg" --contexts=1,2,17,100,383,384,385,600 --runs=10 --tokens=500 \
+          | tee "$OUT/gpu_check_$m.txt" || rc=1
+      done ;;
+    sanitize)
+      step "compute-sanitizer"
+      for tool in memcheck racecheck synccheck; do
+        compute-sanitizer --tool $tool --error-exitcode 9 $B/gpu_check --package="$W/tiny_9x3.tpkg" \
+          --contexts=1,3,130 --cpu_contexts=3 --runs=1 --tokens=20 > "$OUT/sanitize_$tool.txt" 2>&1
+        r=$?; echo "$tool: exit $r"; tail -3 "$OUT/sanitize_$tool.txt"; [ $r = 0 ] || rc=1
+      done ;;
+    smollm2_shape|llama1b_shape)
+      step "$stage"
+      python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=$stage || rc=1
+      $B/gpu_check --package="$W/$stage.tpkg" --contexts=1,2,100,383,384,385,1000,4096 --cpu_contexts=1,2,100 \
+        --runs=10 --tokens=256 --logits_out="$W/$stage.logits" --tokens_out="$W/$stage.tokens" \
+        | tee "$OUT/gpu_check_$stage.txt" || rc=1
+      python3 py/tools/hf_compare.py --checkpoint="$W/$stage" --logits="$W/$stage.logits" \
+        --tokens="$W/$stage.tokens" --json_out="$OUT/hf_compare_$stage.json" 2>&1 | grep -v Warning \
+        | tee "$OUT/hf_compare_$stage.txt" || rc=1 ;;
+    *) echo "unknown stage $stage"; rc=2 ;;
+  esac
+done
+exit $rc

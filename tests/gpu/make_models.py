@@ -1,0 +1,68 @@
+"""Writes the GPU checks' checkpoints and plans them for a target (runs on the GPU machine).
+
+Usage: python3 tests/gpu/make_models.py --target_file=T.json --out_dir=DIR --models=tiny,smollm2_shape,llama1b_shape
+
+Random BF16 weights with the exact configs of SmolLM2-135M and Llama-3.2-1B stream the
+same bytes as the real models; tiny ones cover odd shapes (9:3 heads, sizes not multiples
+of 32).
+"""
+import json
+import os
+import sys
+import time
+
+from absl import app, flags, logging
+
+from planner import main as planner_main
+from tests.reference import tiny_models
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("target_file", None, "Target JSON (from the probe).")
+flags.DEFINE_string("out_dir", None, "Output folder.")
+flags.DEFINE_list("models", ["tiny"], "Which models.")
+flags.DEFINE_integer("big_max_context", 4096, "K/V cache positions of the big models.")
+
+LLAMA_1B_ROPE = {"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                 "original_max_position_embeddings": 8192, "rope_type": "llama3"}
+
+MODELS = {
+    "tiny_9x3": dict(hidden=72, ffn=100, layers=2, heads=9, kv_heads=3, vocab=97, max_context=600),
+    "tiny_untied": dict(hidden=64, ffn=128, layers=2, heads=4, kv_heads=2, vocab=50, tied=False,
+                        max_context=600),
+    "smollm2_shape": dict(hidden=576, ffn=1536, layers=30, heads=9, kv_heads=3, vocab=49152,
+                          rope_theta=100000.0, max_position_embeddings=8192),
+    "llama1b_shape": dict(hidden=2048, ffn=8192, layers=16, heads=32, kv_heads=8, vocab=128256,
+                          head_dim=64, rope_theta=500000.0, rope_scaling=LLAMA_1B_ROPE,
+                          max_position_embeddings=131072),
+}
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    os.makedirs(FLAGS.out_dir, exist_ok=True)
+    wanted = []
+    for m in FLAGS.models:
+        wanted += [k for k in MODELS if k.startswith(m)] if m == "tiny" else [m]
+    for name in wanted:
+        spec = dict(MODELS[name])
+        max_context = spec.pop("max_context", FLAGS.big_max_context)
+        ckpt = os.path.join(FLAGS.out_dir, name)
+        t0 = time.time()
+        max_positions = spec.pop("max_position_embeddings", None)
+        if not os.path.exists(os.path.join(ckpt, "config.json")):
+            tiny_models.write_tiny_checkpoint(ckpt, seed=11, **spec)
+            if max_positions:  # the real models' value (the writer's default is small)
+                path = os.path.join(ckpt, "config.json")
+                config = json.load(open(path))
+                config["max_position_embeddings"] = max_positions
+                json.dump(config, open(path, "w"), indent=1)
+        t1 = time.time()
+        planner_main.build_package(ckpt, FLAGS.target_file, os.path.join(FLAGS.out_dir, name + ".tpkg"),
+                                   max_context, progress=False)
+        logging.info("%s: checkpoint %.1fs, package %.1fs", name, t1 - t0, time.time() - t1)
+
+
+if __name__ == "__main__":
+    flags.mark_flags_as_required(["target_file", "out_dir"])
+    app.run(main)

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Builds the GPU binaries here (bazel -c opt; the GPU machine has no Bazel) and copies them
+# to .gpu/bin, the folder a GPU run carries. See tests/gpu/README.md.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+bazel build -c opt //host:decode //host:gpu_check //host:probe
+mkdir -p .gpu/bin
+for b in decode gpu_check probe; do install -m 755 "bazel-bin/host/$b" ".gpu/bin/$b"; done
+cp bazel-bin/cuda/worker_kernel_worker.ptxas.txt .gpu/bin/
+echo "prepared .gpu/bin: $(ls .gpu/bin | tr '\n' ' ')"

@@ -1,0 +1,180 @@
+"""Writes small random Llama checkpoints in HF layout, for tests.
+
+The weights are random but well-scaled (linear layers ~N(0, 1/in_features), embeddings
+~N(0, 1), norms ~1 +- 0.1) so activations stay O(1) through many layers and a bug shows
+up as a large difference rather than drowning in overflow or underflow. The tokenizer is a
+valid byte-level BPE (loads in HF `tokenizers`) of exactly `vocab` tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import ml_dtypes
+import numpy as np
+from safetensors.numpy import save_file
+
+_DTYPES = {"bfloat16": np.dtype(ml_dtypes.bfloat16), "float16": np.dtype(np.float16),
+           "float32": np.dtype(np.float32)}
+SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
+BOS_ID, EOS_ID = 1, 2
+CHAT_TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}"
+                 "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n"
+                 "{% endif %}")
+
+
+def bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's reversible byte -> printable unicode map (openai/gpt-2 encoder.py)."""
+    bs = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
+          + list(range(ord("®"), ord("ÿ") + 1)))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return dict(zip(bs, map(chr, cs)))
+
+
+def tiny_tokenizer(vocab_size: int) -> tuple[dict, dict]:
+    """(tokenizer.json, tokenizer_config.json) dicts: a byte-level BPE of vocab_size tokens.
+
+    Ids 0-2 are the special tokens, then byte symbols (printable ASCII first; all 256 only
+    when vocab_size >= 259, otherwise some bytes cannot be encoded), then merges of letters.
+    """
+    if vocab_size < len(SPECIAL_TOKENS) + 1:
+        raise ValueError(f"vocab_size={vocab_size} too small for a tokenizer")
+    b2u = bytes_to_unicode()
+    byte_syms = [b2u[b] for b in range(32, 127)] + [b2u[b] for b in range(256)
+                                                     if not 32 <= b < 127]
+    tokens = list(SPECIAL_TOKENS) + byte_syms[:vocab_size - len(SPECIAL_TOKENS)]
+    present = set(tokens)
+    letters = [c for c in "etaoinshrdlucmfwypvbgkjqxz" if c in present]
+    merges: list[str] = []
+    lefts = [t for t in ["Ġ"] + letters if t in present]  # "Ġ" is the byte-level space
+    i = 0
+    while len(tokens) < vocab_size and i < len(lefts):
+        for b in letters:
+            if len(tokens) >= vocab_size:
+                break
+            merged = lefts[i] + b
+            if merged not in present:
+                tokens.append(merged)
+                present.add(merged)
+                merges.append(f"{lefts[i]} {b}")
+                lefts.append(merged)
+        i += 1
+    if len(tokens) != vocab_size:
+        raise ValueError(f"could not build {vocab_size} tokens")
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                  "use_regex": True}
+    tokenizer_json = {
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": [{"id": i, "content": t, "single_word": False, "lstrip": False,
+                          "rstrip": False, "normalized": False, "special": True}
+                         for i, t in enumerate(SPECIAL_TOKENS)],
+        "normalizer": None,
+        "pre_tokenizer": byte_level,
+        "post_processor": {**byte_level, "trim_offsets": False},
+        "decoder": byte_level,
+        "model": {"type": "BPE", "dropout": None, "unk_token": None,
+                  "continuing_subword_prefix": None, "end_of_word_suffix": None,
+                  "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                  "vocab": {t: i for i, t in enumerate(tokens)}, "merges": merges},
+    }
+    tokenizer_config = {"add_bos_token": False, "bos_token": SPECIAL_TOKENS[BOS_ID],
+                        "eos_token": SPECIAL_TOKENS[EOS_ID], "chat_template": CHAT_TEMPLATE,
+                        "tokenizer_class": "PreTrainedTokenizerFast"}
+    return tokenizer_json, tokenizer_config
+
+
+def _write_json(path: pathlib.Path, data) -> None:
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+
+def write_tiny_checkpoint(directory, *, hidden: int, ffn: int, layers: int, heads: int,
+                          kv_heads: int, vocab: int, head_dim: int | None = None,
+                          dtype: str = "bfloat16", tied: bool = True,
+                          duplicate_lm_head: bool = False, sharded: bool = False,
+                          rope_scaling: dict | None = None, rope_theta: float = 10000.0,
+                          max_position_embeddings: int = 1024,
+                          seed: int = 0) -> dict[str, np.ndarray]:
+    """Writes a random Llama checkpoint as an HF directory; returns {HF name: array written}.
+
+    dtype: "bfloat16" | "float16" | "float32", the tensors' stored dtype.
+    tied: tie_word_embeddings; duplicate_lm_head (with tied) also stores lm_head = embed.
+    sharded: three shards + model.safetensors.index.json instead of model.safetensors.
+    """
+    if dtype not in _DTYPES:
+        raise ValueError(f"dtype={dtype!r} not in {sorted(_DTYPES)}")
+    if duplicate_lm_head and not tied:
+        raise ValueError("duplicate_lm_head only makes sense with tied=True")
+    root = pathlib.Path(directory)
+    root.mkdir(parents=True, exist_ok=True)
+    hd = head_dim or hidden // heads
+    rng = np.random.default_rng(seed)
+    np_dtype = _DTYPES[dtype]
+
+    # Each tensor is drawn in float64, rounded to float32, then to the stored dtype right away
+    # (Llama-1B shapes would not fit in memory as float32 all at once). The draw order and
+    # the two roundings are fixed: golden packages depend on these exact values.
+    def linear(out_f, in_f):
+        w = rng.normal(0.0, 1.0 / np.sqrt(in_f), (out_f, in_f))
+        return w.astype(np.float32).astype(np_dtype)
+
+    def norm(n):
+        return (1.0 + 0.1 * rng.normal(size=n)).astype(np.float32).astype(np_dtype)
+
+    tensors: dict[str, np.ndarray] = {"model.embed_tokens.weight": rng.normal(
+        0.0, 1.0, (vocab, hidden)).astype(np.float32).astype(np_dtype)}
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        tensors[p + "input_layernorm.weight"] = norm(hidden)
+        tensors[p + "self_attn.q_proj.weight"] = linear(heads * hd, hidden)
+        tensors[p + "self_attn.k_proj.weight"] = linear(kv_heads * hd, hidden)
+        tensors[p + "self_attn.v_proj.weight"] = linear(kv_heads * hd, hidden)
+        tensors[p + "self_attn.o_proj.weight"] = linear(hidden, heads * hd)
+        tensors[p + "post_attention_layernorm.weight"] = norm(hidden)
+        tensors[p + "mlp.gate_proj.weight"] = linear(ffn, hidden)
+        tensors[p + "mlp.up_proj.weight"] = linear(ffn, hidden)
+        tensors[p + "mlp.down_proj.weight"] = linear(hidden, ffn)
+    tensors["model.norm.weight"] = norm(hidden)
+    if not tied:
+        tensors["lm_head.weight"] = linear(vocab, hidden)
+    elif duplicate_lm_head:
+        tensors["lm_head.weight"] = tensors["model.embed_tokens.weight"].copy()
+
+    config = {
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama",
+        "hidden_size": hidden, "intermediate_size": ffn, "num_hidden_layers": layers,
+        "num_attention_heads": heads, "num_key_value_heads": kv_heads, "vocab_size": vocab,
+        "rms_norm_eps": 1e-5, "rope_theta": rope_theta, "rope_scaling": rope_scaling,
+        "max_position_embeddings": max_position_embeddings, "tie_word_embeddings": tied,
+        "hidden_act": "silu",
+        "bos_token_id": BOS_ID, "eos_token_id": EOS_ID, "torch_dtype": dtype,
+    }
+    if head_dim is not None:
+        config["head_dim"] = head_dim
+    _write_json(root / "config.json", config)
+    _write_json(root / "generation_config.json", {"bos_token_id": BOS_ID, "eos_token_id": [EOS_ID]})
+    tok_json, tok_cfg = tiny_tokenizer(vocab)
+    _write_json(root / "tokenizer.json", tok_json)
+    _write_json(root / "tokenizer_config.json", tok_cfg)
+
+    if sharded:
+        names = list(tensors)
+        n_shards = min(3, len(names))
+        weight_map = {}
+        for s in range(n_shards):
+            fname = f"model-{s + 1:05d}-of-{n_shards:05d}.safetensors"
+            part = names[s * len(names) // n_shards:(s + 1) * len(names) // n_shards]
+            save_file({k: tensors[k] for k in part}, str(root / fname), metadata={"format": "pt"})
+            weight_map.update({k: fname for k in part})
+        total = int(sum(t.nbytes for t in tensors.values()))
+        _write_json(root / "model.safetensors.index.json",
+                    {"metadata": {"total_size": total}, "weight_map": weight_map})
+    else:
+        save_file(tensors, str(root / "model.safetensors"), metadata={"format": "pt"})
+    return tensors
