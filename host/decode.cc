@@ -73,13 +73,17 @@ int Run() {
     if (dev.count == 0) throw Error("--device=gpu, but there is no usable GPU (" + dev.why_none + ")");
     GpuOptions options;
     options.check_target = FLAGS_check_target;
-    exec = std::make_unique<GpuExecutor>(*pkg, options);
-  } else {
-    if (dev.count == 0) {
-      std::fprintf(stderr, "No usable GPU (%s): using the CPU executor.\n", dev.why_none.c_str());
+    try {
+      exec = std::make_unique<GpuExecutor>(*pkg, options);
+    } catch (const Error& e) {
+      if (FLAGS_device == "gpu") throw;
+      // auto: a package planned for another GPU or worker build still runs, on the CPU.
+      std::fprintf(stderr, "Not using the GPU: %s\nUsing the CPU executor.\n", e.what());
     }
-    exec = std::make_unique<CpuExecutor>(*pkg, FLAGS_threads);
+  } else if (dev.count == 0) {
+    std::fprintf(stderr, "No usable GPU (%s): using the CPU executor.\n", dev.why_none.c_str());
   }
+  if (!exec) exec = std::make_unique<CpuExecutor>(*pkg, FLAGS_threads);
   std::fprintf(stderr, "Package %s: %d layers, hidden %d, vocab %d; plan of %d tasks in %d waves "
                "for %s; running on the %s.\n", pkg->path().c_str(), pkg->model().layers,
                pkg->model().hidden, pkg->model().vocab, pkg->plan().tasks, pkg->plan().waves,

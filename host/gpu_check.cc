@@ -103,6 +103,13 @@ int Run() {
     const std::vector<float> g = gpu.Logits();
     if (out.is_open()) out.write(reinterpret_cast<const char*>(g.data()), g.size() * 4);
     const int32_t gsel = gpu.Select();
+    // The selection rule: the largest logit, the lowest id among ties.
+    const int32_t lowest_argmax = static_cast<int32_t>(std::max_element(g.begin(), g.end()) - g.begin());
+    if (gsel != lowest_argmax) {
+      ok = false;
+      std::printf("context %5d: FAIL: the worker chose %d, the lowest argmax of its logits is %d\n", pos + 1,
+                  gsel, lowest_argmax);
+    }
     if (with_cpu && std::find(cpu_contexts.begin(), cpu_contexts.end(), pos + 1) != cpu_contexts.end()) {
       const std::vector<float> c = cpu->Logits();
       const double err = MaxRelError(g, c);

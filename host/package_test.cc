@@ -607,7 +607,24 @@ TEST_F(PlanRefusalTest, WaveRecordsMustTileTheTasks) {
   const std::string msg = Refusal(RewriteWaves(golden_, [&](std::vector<WaveRecord>& w) {
     w[3].task_count -= 1;
   }));
-  ExpectMentions(msg, {"wave 4 does not start where wave"});
+  ExpectMentions(msg, {"wave 4 does not start where the previous wave ended"});
+}
+
+TEST_F(PlanRefusalTest, LogitsRowsNotCovered) {
+  const size_t ti = Find(Opcode::LM_HEAD, 0);
+  const std::string msg = Refusal(RewriteTasks(golden_, [&](std::vector<TaskRecord>& t) {
+    t[ti].row_end -= 1;
+  }));
+  ExpectMentions(msg, {"logits row", "never written", "cover the vocabulary"});
+}
+
+TEST_F(PlanRefusalTest, EmptyWave) {
+  const std::string msg = Refusal(RewriteWaves(golden_, [&](std::vector<WaveRecord>& w) {
+    w[1].task_count = 0;
+    w[2].first_task = w[1].first_task;
+    w[2].task_count += pkg_->waves()[1].task_count;
+  }));
+  ExpectMentions(msg, {"wave 1 has no task"});
 }
 
 TEST_F(PlanRefusalTest, TensorIdOutOfRange) {

@@ -224,13 +224,14 @@ void ValidatePlan(const Package& pkg) {
   for (size_t w = 0; w < waves.size; ++w) {
     const auto& wr = waves[w];
     if (wr.first_task != next || wr.task_count > tasks.size - next) {
-      throw Error(where + "wave " + std::to_string(w) + " does not start where wave " +
-                  std::to_string(w) + "-1 ended, or runs past the tasks");
+      throw Error(where + "wave " + std::to_string(w) + " does not start where the previous wave "
+                  "ended, or runs past the tasks");
     }
     if (wr.sync != static_cast<uint32_t>(format::Sync::SYNC_GRID_BARRIER) &&
         wr.sync != static_cast<uint32_t>(format::Sync::SYNC_NONE)) {
       throw Error(where + "wave " + std::to_string(w) + " has unknown sync " + std::to_string(wr.sync));
     }
+    if (wr.task_count == 0) throw Error(where + "wave " + std::to_string(w) + " has no task");
     for (uint64_t i = wr.first_task; i < wr.first_task + wr.task_count; ++i) {
       if (tasks[i].wave != w) {
         throw Error(where + Describe(i, tasks[i]) + ": lies in wave " + std::to_string(w) + "'s task range");
@@ -246,10 +247,24 @@ void ValidatePlan(const Package& pkg) {
     throw Error(where + "the last wave must end at a grid barrier");
   }
   for (size_t i = 0; i < tasks.size; ++i) CheckOperands(pkg, i);
+  // Every ACTIVATION/CANDIDATES buffer must be an operand of some task: its size is then
+  // bounded by the model's shape (CheckOperands), so tracking it below cannot explode.
+  const auto buffers = pkg.buffers();
+  std::vector<bool> used(buffers.size, false);
+  for (const auto& t : tasks) {
+    for (uint32_t id : {t.in_buf, t.aux_buf, t.out_buf}) {
+      if (id < buffers.size) used[id] = true;
+    }
+  }
+  for (size_t b = 0; b < buffers.size; ++b) {
+    if (!used[b]) {
+      throw Error(where + "buffer " + std::to_string(b) + " '" + Package::Name(buffers[b].name, sizeof(buffers[b].name)) +
+                  "' is not an operand of any task");
+    }
+  }
 
   // Symbolic token: per element of every ACTIVATION/CANDIDATES buffer, the epoch that last
   // wrote it (-1: not yet this token) and, within the current epoch, the writing task.
-  const auto buffers = pkg.buffers();
   std::vector<std::vector<int32_t>> written(buffers.size), writer(buffers.size);
   for (size_t b = 0; b < buffers.size; ++b) {
     if (buffers[b].kind != static_cast<uint32_t>(format::BufferKind::KV_CACHE)) {
@@ -316,6 +331,22 @@ void ValidatePlan(const Package& pkg) {
     }
     ++epoch;
     w = last + 1;
+  }
+  // One opcode per wave (checked after the hazards, which name the more specific fault):
+  // executors skip or time whole waves by their opcode.
+  for (const auto& wr : waves) {
+    for (uint64_t i = wr.first_task; i < wr.first_task + wr.task_count; ++i) {
+      if (tasks[i].opcode != tasks[wr.first_task].opcode) {
+        throw Error(where + Describe(i, tasks[i]) + ": a wave holds one opcode; this wave starts with " +
+                    format::OpcodeName(tasks[wr.first_task].opcode));
+      }
+    }
+  }
+  const uint32_t logits = pkg.plan().buf_logits;
+  for (uint64_t r = 0; r < buffers[logits].elements; ++r) {
+    if (written[logits][r] < 0) {
+      throw Error(where + "logits row " + std::to_string(r) + " is never written: the LM_HEAD tasks must cover the vocabulary");
+    }
   }
   const uint32_t cand = pkg.plan().buf_cand;
   for (uint64_t s = 0; s < buffers[cand].elements; ++s) {

@@ -112,6 +112,22 @@ def test_thread_count_does_not_change_bits(tmp_path):
         assert r.tobytes() == results[0].tobytes()
 
 
+def test_ties_select_the_lowest_id(tmp_path):
+    """lm_head rows come in equal pairs: every logit has a twin, and the lower id must win."""
+    ckpt = tmp_path / "ties"
+    tiny_models.write_tiny_checkpoint(ckpt, hidden=64, ffn=96, layers=1, heads=4, kv_heads=2,
+                                      vocab=60, tied=False, paired_lm_head_rows=True, seed=3)
+    pkg = tmp_path / "ties.tpkg"
+    planner_main.build_package(str(ckpt), "h200", str(pkg), 16, progress=False)
+    session = _tileinfer.CpuSession(str(pkg), threads=2)
+    for pos in range(8):
+        session.step(pos * 7 % 60, pos, True)
+        logits = session.logits()
+        best = int(np.argmax(logits))  # numpy: the first (lowest) index of the maximum
+        assert best % 2 == 0 and logits[best] == logits[best + 1]
+        assert session.select() == best
+
+
 def test_step_rejects_bad_token_and_position(tmp_path):
     _, pkg = build(tmp_path, "mqa_6x1_hd12", max_context=8)
     session = _tileinfer.CpuSession(pkg, threads=1)

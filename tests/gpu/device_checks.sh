@@ -25,7 +25,7 @@ for stage in "$@"; do
     tiny)
       step "tiny models (probed target)"
       python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=tiny || rc=1
-      for m in tiny_9x3 tiny_untied; do
+      for m in tiny_9x3 tiny_untied tiny_ties; do
         $B/gpu_check --package="$W/$m.tpkg" --contexts=1,2,17,100,383,384,385,600 --runs=10 --tokens=500 \
           | tee "$OUT/gpu_check_$m.txt" || rc=1
       done ;;
@@ -45,6 +45,24 @@ for stage in "$@"; do
       python3 py/tools/hf_compare.py --checkpoint="$W/$stage" --logits="$W/$stage.logits" \
         --tokens="$W/$stage.tokens" --json_out="$OUT/hf_compare_$stage.json" 2>&1 | grep -v Warning \
         | tee "$OUT/hf_compare_$stage.txt" || rc=1 ;;
+    stash_gguf_a)
+      # The real model's GGUF (98 MB) is over one call's 64 MiB: it travels in two halves.
+      cp .gpu/gguf_part_a /tmp/gguf_part_a && echo "stashed $(stat -c %s /tmp/gguf_part_a) bytes" ;;
+    smollm2_real)
+      step "SmolLM2-135M-Instruct, real weights"
+      python3 -m pip install -q --no-index --no-deps --target /tmp/site .gpu/wheels/*.whl && export PYTHONPATH=py:.:/tmp/site
+      cat /tmp/gguf_part_a .gpu/gguf_part_b > "$W/smollm2.gguf" || rc=1
+      python3 py/tools/gguf_import.py --gguf="$W/smollm2.gguf" --hf_out="$W/smollm2_real" --overwrite 2>&1 | tail -1
+      python3 py/planner/main.py --checkpoint="$W/smollm2_real" --target="$W/target.json" --out="$W/smollm2_real.tpkg" 2>&1 | tail -3
+      $B/decode --package="$W/smollm2_real.tpkg" --prompt_ids=1,4093,198,1780,314,260,3575,282,4649,47,2,198,1,520,9531,198 \
+        --max_new_tokens=48 --device=gpu | tee "$OUT/decode_smollm2_real.txt" || rc=1
+      $B/gpu_check --package="$W/smollm2_real.tpkg" --contexts=1,2,100,383,384,385,1000,4096 --cpu_contexts=1,2,100 \
+        --prompt_ids=1,4093,198,1780,314,260,3575,282,4649,47,2,198,1,520,9531,198 \
+        --runs=10 --tokens=256 --logits_out="$W/smollm2_real.logits" --tokens_out="$W/smollm2_real.tokens" \
+        | tee "$OUT/gpu_check_smollm2_real.txt" || rc=1
+      python3 py/tools/hf_compare.py --checkpoint="$W/smollm2_real" --logits="$W/smollm2_real.logits" \
+        --tokens="$W/smollm2_real.tokens" --json_out="$OUT/hf_compare_smollm2_real.json" 2>&1 | grep -v Warning \
+        | tee "$OUT/hf_compare_smollm2_real.txt" || rc=1 ;;
     *) echo "unknown stage $stage"; rc=2 ;;
   esac
 done

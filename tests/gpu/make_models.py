@@ -29,6 +29,8 @@ MODELS = {
     "tiny_9x3": dict(hidden=72, ffn=100, layers=2, heads=9, kv_heads=3, vocab=97, max_context=600),
     "tiny_untied": dict(hidden=64, ffn=128, layers=2, heads=4, kv_heads=2, vocab=50, tied=False,
                         max_context=600),
+    "tiny_ties": dict(hidden=64, ffn=96, layers=1, heads=4, kv_heads=2, vocab=60, tied=False,
+                      paired_lm_head_rows=True, max_context=600),
     "smollm2_shape": dict(hidden=576, ffn=1536, layers=30, heads=9, kv_heads=3, vocab=49152,
                           rope_theta=100000.0, max_position_embeddings=8192),
     "llama1b_shape": dict(hidden=2048, ffn=8192, layers=16, heads=32, kv_heads=8, vocab=128256,

@@ -5,6 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 bazel build -c opt //host:decode //host:gpu_check //host:probe
 mkdir -p .gpu/bin
-for b in decode gpu_check probe; do install -m 755 "bazel-bin/host/$b" ".gpu/bin/$b"; done
+for b in decode gpu_check probe; do install -m 755 "bazel-bin/host/$b" ".gpu/bin/$b"; strip ".gpu/bin/$b"; done
 cp bazel-bin/cuda/worker_kernel_worker.ptxas.txt .gpu/bin/
 echo "prepared .gpu/bin: $(ls .gpu/bin | tr '\n' ' ')"

@@ -98,6 +98,7 @@ def write_tiny_checkpoint(directory, *, hidden: int, ffn: int, layers: int, head
                           kv_heads: int, vocab: int, head_dim: int | None = None,
                           dtype: str = "bfloat16", tied: bool = True,
                           duplicate_lm_head: bool = False, sharded: bool = False,
+                          paired_lm_head_rows: bool = False,
                           rope_scaling: dict | None = None, rope_theta: float = 10000.0,
                           max_position_embeddings: int = 1024,
                           seed: int = 0) -> dict[str, np.ndarray]:
@@ -105,10 +106,14 @@ def write_tiny_checkpoint(directory, *, hidden: int, ffn: int, layers: int, head
 
     dtype: "bfloat16" | "float16" | "float32", the tensors' stored dtype.
     tied: tie_word_embeddings; duplicate_lm_head (with tied) also stores lm_head = embed.
+    paired_lm_head_rows (untied): lm_head row 2k+1 = row 2k, so every logit has a twin and
+    greedy selection must break ties to the lower id.
     sharded: three shards + model.safetensors.index.json instead of model.safetensors.
     """
     if dtype not in _DTYPES:
         raise ValueError(f"dtype={dtype!r} not in {sorted(_DTYPES)}")
+    if paired_lm_head_rows and tied:
+        raise ValueError("paired_lm_head_rows needs tied=False")
     if duplicate_lm_head and not tied:
         raise ValueError("duplicate_lm_head only makes sense with tied=True")
     root = pathlib.Path(directory)
@@ -143,6 +148,9 @@ def write_tiny_checkpoint(directory, *, hidden: int, ffn: int, layers: int, head
     tensors["model.norm.weight"] = norm(hidden)
     if not tied:
         tensors["lm_head.weight"] = linear(vocab, hidden)
+        if paired_lm_head_rows:
+            w = tensors["lm_head.weight"]
+            w[1::2] = w[0::2][:w[1::2].shape[0]]
     elif duplicate_lm_head:
         tensors["lm_head.weight"] = tensors["model.embed_tokens.weight"].copy()
 
