@@ -2,6 +2,8 @@
 //   m* = max_c m_c,  o_h = sum_c o_c e^(m_c - m*) / sum_c l_c e^(m_c - m*)   (chunks in order)
 //   x1[r] = x0[r] + sum_k Wo[r,k] * o[k]     Wo: (H, Q) bf16, r in [row_begin, row_end)
 // Every task merges all heads itself (Q floats from L2) rather than waiting for a merge wave.
+// Chunks are added in index order; empty chunks (m = -inf, l = 0) contribute nothing and
+// are skipped without being read.
 #pragma once
 #include "cuda/common.cuh"
 
@@ -13,15 +15,20 @@ __device__ __forceinline__ void OpAttnOut(const format::TaskRecord& t, const Ste
   const int HD = p.head_dim, Q = p.heads * HD, stride = HD + 2;
   const int n_chunks = static_cast<int>(t.param1);
   const float* part = c.F32(t.in_buf);
+  // Chunks that hold no position (all but the last below min_chunk positions) are skipped:
+  // chunk ch is non-empty iff ch >= n_chunks - ceil(ctx / span) (see op_attention.cuh).
+  const int ctx = c.pos + 1;
+  const int span = max((ctx + n_chunks - 1) / n_chunks, p.attention_min_chunk);
+  const int first = max(0, n_chunks - (ctx + span - 1) / span);
   float* attn = c.smem;
   for (int i = threadIdx.x; i < Q; i += kThreads) {
     const int h = i / HD, d = i % HD;
     float mx = -INFINITY;
-    for (int ch = 0; ch < n_chunks; ++ch) mx = fmaxf(mx, part[(static_cast<size_t>(ch) * p.heads + h) * stride + HD]);
+    for (int ch = first; ch < n_chunks; ++ch) mx = fmaxf(mx, part[(static_cast<size_t>(ch) * p.heads + h) * stride + HD]);
     float l = 0, o = 0;
-    for (int ch = 0; ch < n_chunks; ++ch) {
+#pragma unroll 4
+    for (int ch = first; ch < n_chunks; ++ch) {
       const float* pc = part + (static_cast<size_t>(ch) * p.heads + h) * stride;
-      if (pc[HD + 1] == 0.0f) continue;  // an empty chunk
       const float wgt = expf(pc[HD] - mx);
       l += pc[HD + 1] * wgt;
       o += pc[d] * wgt;

@@ -9,6 +9,18 @@
 namespace tileinfer {
 namespace device {
 
+// acc[0..7] += h * (8 BF16 values in v)
+__device__ __forceinline__ void Axpy8(float* acc, float h, const uint4 v) {
+  acc[0] += h * Bf16Lo(v.x);
+  acc[1] += h * Bf16Hi(v.x);
+  acc[2] += h * Bf16Lo(v.y);
+  acc[3] += h * Bf16Hi(v.y);
+  acc[4] += h * Bf16Lo(v.z);
+  acc[5] += h * Bf16Hi(v.z);
+  acc[6] += h * Bf16Lo(v.w);
+  acc[7] += h * Bf16Hi(v.w);
+}
+
 __device__ __forceinline__ void OpFfn(const format::TaskRecord& t, const StepContext& c) {
   const int H = c.p.hidden;
   float* xn = c.smem;
@@ -27,20 +39,20 @@ __device__ __forceinline__ void OpFfn(const format::TaskRecord& t, const StepCon
   __syncthreads();
   float* out = c.F32(t.out_buf) + static_cast<size_t>(t.slot) * H;
   if ((H & 7) == 0) {
+    constexpr int kRows = 8;  // rows of WdT loaded before they are used (bytes in flight)
     for (int i8 = threadIdx.x; i8 < H / 8; i8 += kThreads) {
       float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-      for (int j = a; j < b; ++j) {
-        const uint4 v = __ldg(reinterpret_cast<const uint4*>(wd + static_cast<size_t>(j) * H) + i8);
-        const float hj = hbuf[j - a];
-        acc[0] += hj * Bf16Lo(v.x);
-        acc[1] += hj * Bf16Hi(v.x);
-        acc[2] += hj * Bf16Lo(v.y);
-        acc[3] += hj * Bf16Hi(v.y);
-        acc[4] += hj * Bf16Lo(v.z);
-        acc[5] += hj * Bf16Hi(v.z);
-        acc[6] += hj * Bf16Lo(v.w);
-        acc[7] += hj * Bf16Hi(v.w);
+      const uint4* col = reinterpret_cast<const uint4*>(wd + static_cast<size_t>(a) * H) + i8;
+      const size_t stride = H / 8;  // uint4 per row
+      int j = a;
+      for (; j + kRows <= b; j += kRows) {
+        uint4 v[kRows];
+#pragma unroll
+        for (int u = 0; u < kRows; ++u) v[u] = __ldg(col + (j - a + u) * stride);
+#pragma unroll
+        for (int u = 0; u < kRows; ++u) Axpy8(acc, hbuf[j - a + u], v[u]);
       }
+      for (; j < b; ++j) Axpy8(acc, hbuf[j - a], __ldg(col + (j - a) * stride));
 #pragma unroll
       for (int k = 0; k < 8; ++k) out[i8 * 8 + k] = acc[k];
     }

@@ -15,6 +15,7 @@
 #include "cuda/op_ffn_reduce.cuh"
 #include "cuda/op_lm_head.cuh"
 #include "cuda/op_rmsnorm_gemv.cuh"
+#include "cuda/prefetch.cuh"
 #include "cuda/worker.h"
 
 namespace cg = cooperative_groups;
@@ -58,6 +59,8 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
   const uint32_t worker = blockIdx.x;
   const uint32_t first = p.worker_task_begin[worker], last = p.worker_task_begin[worker + 1];
   const bool recorder = worker == 0 && threadIdx.x == 0;
+  Prefetcher prefetch(p, first, last);
+  prefetch.TopUp();
   int token = p.forced[0];
   int count = 0;
   for (int s = 0; s < p.n_steps; ++s) {
@@ -67,11 +70,15 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
     for (int w = 0; w < p.n_waves; ++w) {
       const bool skip = w == p.lm_head_wave && !logits;  // uniform over the grid
       for (; i < last; ++i) {
-        const format::TaskRecord& t = p.tasks[p.worker_tasks[i]];
+        const format::TaskRecord t = p.tasks[p.worker_tasks[i]];  // one copy into registers
         if (static_cast<int>(t.wave) != w) break;
         if (!skip) RunTask(t, c);
+        prefetch.Consumed(i);
       }
-      if (!skip) grid.sync();
+      if (!skip) {
+        prefetch.TopUp();  // the stream keeps going while this block waits
+        grid.sync();
+      }
     }
     if (!logits) {
       if (s + 1 < p.n_forced) token = p.forced[s + 1];
@@ -113,7 +120,8 @@ size_t WorkerSharedBytes(int hidden, int q_dim, int head_dim, int group, int max
   const size_t attention = static_cast<size_t>(group) * head_dim +
                            static_cast<size_t>(device::kWarps) * group * (head_dim + 2);
   const size_t floats = std::max({static_cast<size_t>(hidden) + max_task_rows,
-                                  static_cast<size_t>(q_dim), attention});
+                                  static_cast<size_t>(q_dim), attention,
+                                  static_cast<size_t>(device::kThreads)});  // FFN_REDUCE
   return floats * sizeof(float);
 }
 

@@ -40,10 +40,14 @@ struct WorkerParams {
   const void* const* tensors;         // device pointer per tensor id
   void* const* buffers;               // device pointer per buffer id (ACTIVATION: float*)
 
+  // Bytes of its upcoming weights each worker keeps requested into L2 (0: off).
+  uint64_t prefetch_bytes;
+
   // Model.
   int hidden, ffn, vocab, heads, kv_heads, head_dim, layers;
   float rms_norm_eps;
   int max_context;
+  int attention_min_chunk;            // plan.attention_min_chunk (== ATTENTION param2)
   uint32_t buf_cand, buf_logits;
   int n_cand;
 

@@ -113,6 +113,7 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options) : pkg_(p
   params_.worker_tasks = static_cast<const uint32_t*>(upload(order.data(), order.size() * 4, "the task lists"));
   params_.worker_task_begin = static_cast<const uint32_t*>(upload(begin.data(), begin.size() * 4, "the task lists"));
   params_.n_waves = p.waves;
+  params_.prefetch_bytes = options.prefetch_bytes;
   params_.lm_head_wave = lm_head_wave_;
   params_.tensors = static_cast<const void* const*>(upload(tensor_ptrs.data(), tensor_ptrs.size() * sizeof(void*), "the tensor table"));
   params_.buffers = static_cast<void* const*>(upload(buffer_ptrs.data(), buffer_ptrs.size() * sizeof(void*), "the buffer table"));
@@ -125,6 +126,7 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options) : pkg_(p
   params_.layers = m.layers;
   params_.rms_norm_eps = m.rms_norm_eps;
   params_.max_context = p.max_context;
+  params_.attention_min_chunk = p.attention_min_chunk;
   params_.buf_cand = p.buf_cand;
   params_.buf_logits = p.buf_logits;
   params_.n_cand = p.lm_head_slots;

@@ -15,6 +15,8 @@ namespace tileinfer {
 struct GpuOptions {
   // Refuse packages made for another GPU, SM count or worker fingerprint (see CheckTarget).
   bool check_target = true;
+  // Bytes of upcoming weights each worker keeps requested into L2 (cuda/prefetch.cuh); 0: off.
+  uint64_t prefetch_bytes = 0;
 };
 
 class GpuExecutor : public Executor {
