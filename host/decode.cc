@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -30,26 +29,6 @@ DEFINE_bool(check_target, true, "GPU: refuse a package made for another GPU or w
 namespace tileinfer {
 namespace {
 
-std::vector<int> ParseIds(const std::string& text) {
-  std::vector<int> ids;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    size_t used = 0;
-    int id = -1;
-    try {
-      id = std::stoi(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size()) {
-      throw Error("--prompt_ids: '" + item + "' is not a token id; give comma-separated integers");
-    }
-    ids.push_back(id);
-  }
-  return ids;
-}
-
 // Resolves a user path against the directory `bazel run` was started from.
 std::string UserPath(const std::string& path) {
   const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
@@ -62,7 +41,7 @@ int Run() {
   if (FLAGS_device != "auto" && FLAGS_device != "cpu" && FLAGS_device != "gpu") {
     throw Error("--device must be auto, cpu or gpu, not '" + FLAGS_device + "'");
   }
-  std::vector<int> prompt = ParseIds(FLAGS_prompt_ids);
+  std::vector<int> prompt = ParseIntList(FLAGS_prompt_ids, "--prompt_ids");
   auto pkg = Package::Open(UserPath(FLAGS_package));
   ValidatePlan(*pkg);
   Tokenizer tokenizer = Tokenizer::FromJson(pkg->tokenizer_json());

@@ -2,10 +2,31 @@
 
 #include <algorithm>
 #include <chrono>
+#include <sstream>
 
 #include "host/error.h"
 
 namespace tileinfer {
+
+std::vector<int> ParseIntList(const std::string& text, const std::string& what) {
+  std::vector<int> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    size_t used = 0;
+    int value = 0;
+    try {
+      value = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size()) {
+      throw Error(what + ": '" + item + "' is not an integer; give comma-separated integers");
+    }
+    out.push_back(value);
+  }
+  return out;
+}
 
 void CheckGenerateRequest(const Package& pkg, const std::vector<int>& prompt, const GenerateOptions& options) {
   const int max_context = pkg.plan().max_context;

@@ -2,6 +2,7 @@
 // tokens until a stop id or max_new_tokens.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "host/executor.h"
@@ -13,6 +14,10 @@ namespace tileinfer {
 // prompt + max_new_tokens beyond the max context, or a non-finite logit.
 GenerateResult GenerateGreedy(Executor& exec, const Package& pkg, const std::vector<int>& prompt,
                               const GenerateOptions& options);
+
+// "1,2,3" -> {1, 2, 3}; an empty string gives {}. Throws Error naming `what` (e.g. the flag)
+// when an item is not an integer.
+std::vector<int> ParseIntList(const std::string& text, const std::string& what);
 
 // The checks every executor makes before generating (same errors as above).
 void CheckGenerateRequest(const Package& pkg, const std::vector<int>& prompt, const GenerateOptions& options);

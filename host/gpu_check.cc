@@ -16,7 +16,6 @@
 #include <cstring>
 #include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -24,6 +23,7 @@
 
 #include "host/cpu_executor.h"
 #include "host/error.h"
+#include "host/generate.h"
 #include "host/gpu_executor.h"
 #include "host/package.h"
 #include "host/validate.h"
@@ -45,16 +45,6 @@ DEFINE_int32(threads, 0, "CPU executor threads.");
 namespace tileinfer {
 namespace {
 
-std::vector<int> ParseList(const std::string& text) {
-  std::vector<int> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (!item.empty()) out.push_back(std::stoi(item));
-  }
-  return out;
-}
-
 double MaxRelError(const std::vector<float>& got, const std::vector<float>& want) {
   double diff = 0, scale = 0;
   for (size_t i = 0; i < want.size(); ++i) {
@@ -73,13 +63,13 @@ int Run() {
   options.prefetch_bytes = FLAGS_prefetch_bytes;
   GpuExecutor gpu(*pkg, options);
   std::printf("gpu_check: %s on %s\n", pkg->path().c_str(), gpu.name().c_str());
-  std::vector<int> contexts = ParseList(FLAGS_contexts);
-  std::vector<int> cpu_contexts = FLAGS_cpu_contexts.empty() ? contexts : ParseList(FLAGS_cpu_contexts);
+  std::vector<int> contexts = ParseIntList(FLAGS_contexts, "--contexts");
+  std::vector<int> cpu_contexts = FLAGS_cpu_contexts.empty() ? contexts : ParseIntList(FLAGS_cpu_contexts, "--cpu_contexts");
   std::sort(contexts.begin(), contexts.end());
   const int max_ctx = contexts.empty() ? 0 : contexts.back();
   const int cpu_max = cpu_contexts.empty() ? 0 : *std::max_element(cpu_contexts.begin(), cpu_contexts.end());
   if (max_ctx > pkg->plan().max_context) throw Error("--contexts exceed the package's max context");
-  std::vector<int> prompt = ParseList(FLAGS_prompt_ids);
+  std::vector<int> prompt = ParseIntList(FLAGS_prompt_ids, "--prompt_ids");
   std::mt19937 rng(FLAGS_seed);
   while (static_cast<int>(prompt.size()) < max_ctx) prompt.push_back(static_cast<int>(rng() % pkg->model().vocab));
   prompt.resize(max_ctx);

@@ -15,6 +15,8 @@ import ml_dtypes
 import numpy as np
 from safetensors.numpy import save_file
 
+from tests.reference import bpe
+
 _DTYPES = {"bfloat16": np.dtype(ml_dtypes.bfloat16), "float16": np.dtype(np.float16),
            "float32": np.dtype(np.float32)}
 SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
@@ -22,20 +24,6 @@ BOS_ID, EOS_ID = 1, 2
 CHAT_TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}"
                  "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n"
                  "{% endif %}")
-
-
-def bytes_to_unicode() -> dict[int, str]:
-    """GPT-2's reversible byte -> printable unicode map (openai/gpt-2 encoder.py)."""
-    bs = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
-          + list(range(ord("®"), ord("ÿ") + 1)))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return dict(zip(bs, map(chr, cs)))
 
 
 def tiny_tokenizer(vocab_size: int) -> tuple[dict, dict]:
@@ -46,7 +34,7 @@ def tiny_tokenizer(vocab_size: int) -> tuple[dict, dict]:
     """
     if vocab_size < len(SPECIAL_TOKENS) + 1:
         raise ValueError(f"vocab_size={vocab_size} too small for a tokenizer")
-    b2u = bytes_to_unicode()
+    b2u = bpe.byte_to_unicode()
     byte_syms = [b2u[b] for b in range(32, 127)] + [b2u[b] for b in range(256)
                                                      if not 32 <= b < 127]
     tokens = list(SPECIAL_TOKENS) + byte_syms[:vocab_size - len(SPECIAL_TOKENS)]
