@@ -53,10 +53,14 @@ __device__ __forceinline__ float Dot8(const uint4 v, const float* xs) {
          Bf16Lo(v.z) * xs[4] + Bf16Hi(v.z) * xs[5] + Bf16Lo(v.w) * xs[6] + Bf16Hi(v.w) * xs[7];
 }
 
-__device__ __forceinline__ float WarpDotBf16(const uint16_t* w, const float* x, int k) {
+// `shared`: w points into shared memory (a staged row, see stage.cuh), not global memory.
+__device__ __forceinline__ float WarpDotBf16(const uint16_t* w, const float* x, int k, bool shared = false) {
   const int lane = threadIdx.x & 31;
   float acc = 0;
-  if ((k & 7) == 0 && (reinterpret_cast<uintptr_t>(w) & 15) == 0) {
+  if (shared) {  // staged rows are whole and 16-byte aligned (StageTask)
+    const uint4* w8 = reinterpret_cast<const uint4*>(w);
+    for (int i = lane; i < (k >> 3); i += 32) acc += Dot8(w8[i], x + i * 8);
+  } else if ((k & 7) == 0 && (reinterpret_cast<uintptr_t>(w) & 15) == 0) {
     const uint4* w8 = reinterpret_cast<const uint4*>(w);
     const int n = k >> 3;
     for (int base = 0; base < n; base += 32 * kDotUnroll) {
@@ -104,8 +108,17 @@ struct StepContext {
   const WorkerParams& p;
   int token;   // input token of this step
   int pos;     // its position
-  float* smem; // dynamic shared memory
+  float* smem; // dynamic shared memory (work area)
   float* scratch;  // kWarps floats of static shared memory
+  const uint8_t* stage;  // the task's staged weight bytes (stage.cuh)
+  uint64_t staged;       // how many: bytes [0, staged) of its weight stream
+  // A weight row of `row_bytes` at `offset` in the task's weight stream (its ranges back to
+  // back): in shared memory when staged, else `global_row`. Sets *shared accordingly.
+  __device__ const uint16_t* Row(const uint16_t* global_row, uint64_t offset, uint64_t row_bytes,
+                                 bool* shared) const {
+    *shared = (row_bytes & 15) == 0 && offset + row_bytes <= staged;
+    return *shared ? reinterpret_cast<const uint16_t*>(stage + offset) : global_row;
+  }
   __device__ const uint16_t* Bf16Tensor(uint32_t id) const {
     return static_cast<const uint16_t*>(p.tensors[id]);
   }

@@ -18,7 +18,9 @@ __device__ __forceinline__ void OpLmHead(const format::TaskRecord& t, const Step
   int best_id = -1;
   bool finite = true;
   for (uint32_t r = t.row_begin + warp; r < t.row_end; r += kWarps) {
-    const float y = WarpDotBf16(w + static_cast<size_t>(r) * H, xn, H);
+    bool shared;
+    const uint16_t* row = c.Row(w + static_cast<size_t>(r) * H, uint64_t(r - t.row_begin) * H * 2, uint64_t(H) * 2, &shared);
+    const float y = WarpDotBf16(row, xn, H, shared);
     if (lane == 0) logits[r] = y;
     finite &= isfinite(y);
     if (best_id < 0 || y > best) {  // rows ascend within a warp: strict > keeps the lowest id

@@ -17,7 +17,9 @@ __device__ __forceinline__ void OpRmsNormGemv(const format::TaskRecord& t, const
   float* out = c.F32(t.out_buf);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   for (uint32_t r = t.row_begin + warp; r < t.row_end; r += kWarps) {
-    const float y = WarpDotBf16(w + static_cast<size_t>(r) * k, xn, k);
+    bool shared;
+    const uint16_t* row = c.Row(w + static_cast<size_t>(r) * k, uint64_t(r - t.row_begin) * k * 2, uint64_t(k) * 2, &shared);
+    const float y = WarpDotBf16(row, xn, k, shared);
     if (lane == 0) out[r] = y;
   }
   __syncthreads();  // xn is reused by this block's next task

@@ -15,7 +15,7 @@
 #include "cuda/op_ffn_reduce.cuh"
 #include "cuda/op_lm_head.cuh"
 #include "cuda/op_rmsnorm_gemv.cuh"
-#include "cuda/prefetch.cuh"
+#include "cuda/stage.cuh"
 #include "cuda/worker.h"
 
 namespace cg = cooperative_groups;
@@ -59,12 +59,13 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
   const uint32_t worker = blockIdx.x;
   const uint32_t first = p.worker_task_begin[worker], last = p.worker_task_begin[worker + 1];
   const bool recorder = worker == 0 && threadIdx.x == 0;
-  Prefetcher prefetch(p, first, last);
-  prefetch.TopUp();
+  uint8_t* stage = reinterpret_cast<uint8_t*>(smem) + p.work_bytes;
+  uint32_t staged_for = 0xFFFFFFFFu;  // the task list entry whose weights are staged
+  uint64_t staged = 0;
   int token = p.forced[0];
   int count = 0;
   for (int s = 0; s < p.n_steps; ++s) {
-    const StepContext c{p, token, p.start_pos + s, smem, scratch};
+    const int pos = p.start_pos + s;
     const bool logits = s >= p.first_logits_step;
     uint32_t i = first;
     for (int w = 0; w < p.n_waves; ++w) {
@@ -72,11 +73,21 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
       for (; i < last; ++i) {
         const format::TaskRecord t = p.tasks[p.worker_tasks[i]];  // one copy into registers
         if (static_cast<int>(t.wave) != w) break;
-        if (!skip) RunTask(t, c);
-        prefetch.Consumed(i);
+        if (skip) continue;
+        uint64_t task_staged = 0;
+        if (staged_for == i) {
+          WaitStaged();
+          task_staged = staged;
+        }
+        RunTask(t, StepContext{p, token, pos, smem, scratch, stage, task_staged});
       }
       if (!skip) {
-        prefetch.TopUp();  // the stream keeps going while this block waits
+        if (p.stage_bytes > 0) {  // stage the next task's weights, then wait at the barrier
+          const uint32_t next = i < last ? i : first;
+          WaitStaged();  // the buffer is free: no copy in flight, no task reading it
+          staged = StageTask(RangesOf(p.tasks[p.worker_tasks[next]], p), stage, p.stage_bytes);
+          staged_for = next;
+        }
         grid.sync();
       }
     }

@@ -40,8 +40,10 @@ struct WorkerParams {
   const void* const* tensors;         // device pointer per tensor id
   void* const* buffers;               // device pointer per buffer id (ACTIVATION: float*)
 
-  // Bytes of its upcoming weights each worker keeps requested into L2 (0: off).
-  uint64_t prefetch_bytes;
+  // Dynamic shared memory: a work area, then a staging buffer for the next task's weights
+  // (cuda/stage.cuh; 0 bytes: no staging).
+  uint32_t work_bytes;
+  uint32_t stage_bytes;
 
   // Model.
   int hidden, ffn, vocab, heads, kv_heads, head_dim, layers;

@@ -75,12 +75,14 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options) : pkg_(p
   std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
   for (size_t i = 0; i < tasks.size; ++i) order[fill[tasks[i].worker]++] = static_cast<uint32_t>(i);
 
-  shared_bytes_ = WorkerSharedBytes(m.hidden, m.q_dim(), m.head_dim, group, max_ffn_rows);
-  if (shared_bytes_ > prop.sharedMemPerBlockOptin) {
-    throw Error("the worker needs " + std::to_string(shared_bytes_) + " bytes of shared memory, " +
+  const size_t work_bytes = (WorkerSharedBytes(m.hidden, m.q_dim(), m.head_dim, group, max_ffn_rows) + 15) & ~size_t{15};
+  if (work_bytes > prop.sharedMemPerBlockOptin) {
+    throw Error("the worker needs " + std::to_string(work_bytes) + " bytes of shared memory, " +
                 device_name_ + " offers " + std::to_string(prop.sharedMemPerBlockOptin) +
                 ": re-plan with more workers (smaller FFN tasks)");
   }
+  const size_t stage_bytes = std::min<size_t>(options.stage_bytes, prop.sharedMemPerBlockOptin - work_bytes) & ~size_t{15};
+  shared_bytes_ = work_bytes + stage_bytes;
   int blocks_per_sm = 0, regs = 0, local = 0;
   const std::string occ = WorkerOccupancy(shared_bytes_, &blocks_per_sm, &regs, &local);
   if (!occ.empty()) throw Error(occ);
@@ -113,7 +115,8 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options) : pkg_(p
   params_.worker_tasks = static_cast<const uint32_t*>(upload(order.data(), order.size() * 4, "the task lists"));
   params_.worker_task_begin = static_cast<const uint32_t*>(upload(begin.data(), begin.size() * 4, "the task lists"));
   params_.n_waves = p.waves;
-  params_.prefetch_bytes = options.prefetch_bytes;
+  params_.work_bytes = static_cast<uint32_t>(work_bytes);
+  params_.stage_bytes = static_cast<uint32_t>(stage_bytes);
   params_.lm_head_wave = lm_head_wave_;
   params_.tensors = static_cast<const void* const*>(upload(tensor_ptrs.data(), tensor_ptrs.size() * sizeof(void*), "the tensor table"));
   params_.buffers = static_cast<void* const*>(upload(buffer_ptrs.data(), buffer_ptrs.size() * sizeof(void*), "the buffer table"));

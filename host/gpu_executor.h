@@ -15,8 +15,9 @@ namespace tileinfer {
 struct GpuOptions {
   // Refuse packages made for another GPU, SM count or worker fingerprint (see CheckTarget).
   bool check_target = true;
-  // Bytes of upcoming weights each worker keeps requested into L2 (cuda/prefetch.cuh); 0: off.
-  uint64_t prefetch_bytes = 0;
+  // Shared-memory bytes per worker for staging its next task's weights before each grid
+  // barrier (cuda/stage.cuh); 0: no staging. Capped by what the GPU offers per block.
+  uint32_t stage_bytes = 64 * 1024;
 };
 
 class GpuExecutor : public Executor {

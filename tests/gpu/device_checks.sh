@@ -45,15 +45,15 @@ for stage in "$@"; do
       python3 py/tools/hf_compare.py --checkpoint="$W/$stage" --logits="$W/$stage.logits" \
         --tokens="$W/$stage.tokens" --json_out="$OUT/hf_compare_$stage.json" 2>&1 | grep -v Warning \
         | tee "$OUT/hf_compare_$stage.txt" || rc=1 ;;
-    bench_prefetch)
-      step "ms/token against the prefetch window (10 generations x 256 tokens each)"
+    bench_stage)
+      step "ms/token against the staging buffer (10 generations x 256 tokens each)"
       python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=smollm2_shape,llama1b_shape || rc=1
       for m in smollm2_shape llama1b_shape; do
-        for pf in 0 65536 262144 1048576; do
-          echo "$m prefetch_bytes=$pf: $($B/gpu_check --package="$W/$m.tpkg" --contexts=1,100 --cpu_contexts=1 --runs=10 \
-            --tokens=256 --prefetch_bytes=$pf | grep -E 'determinism|FAIL|context' | tr '\n' ' ')"
+        for sb in 0 32768 65536 131072; do
+          echo "$m stage_bytes=$sb: $($B/gpu_check --package="$W/$m.tpkg" --contexts=1,100 --cpu_contexts=1,100 --runs=10 \
+            --tokens=256 --stage_bytes=$sb | grep -E 'determinism|FAIL|context' | tr '\n' ' ')"
         done
-      done 2>&1 | tee "$OUT/bench_prefetch.txt" ;;
+      done 2>&1 | tee "$OUT/bench_stage.txt" ;;
     stash_gguf_a)
       # The real model's GGUF (98 MB) is over one call's 64 MiB: it travels in two halves.
       cp .gpu/gguf_part_a /tmp/gguf_part_a && echo "stashed $(stat -c %s /tmp/gguf_part_a) bytes" ;;
