@@ -53,7 +53,8 @@ __device__ __forceinline__ uint64_t TotalBytes(const WeightRanges& r) {
 
 // Copies bytes [0, n) of a task's weight stream (its ranges back to back) to `buf`,
 // n = min(stream bytes, capacity) rounded down to 16; returns n. Returns 0 (nothing staged)
-// when a range is not 16-byte aligned. Every thread of the block must call it.
+// when a range is not 16-byte aligned. Every thread of the block must call it. Warp 0 issues
+// no copy: it runs the grid barrier, whose memory fence would otherwise wait for them.
 __device__ __forceinline__ uint64_t StageTask(const WeightRanges& r, uint8_t* buf, uint64_t capacity) {
   for (int k = 0; k < r.n; ++k) {
     if ((reinterpret_cast<uintptr_t>(r.ptr[k]) | r.bytes[k]) & 15) return 0;
@@ -62,7 +63,7 @@ __device__ __forceinline__ uint64_t StageTask(const WeightRanges& r, uint8_t* bu
   uint64_t base = 0;
   for (int k = 0; k < r.n && base < n; ++k) {
     const uint64_t end = min(n, base + r.bytes[k]);
-    for (uint64_t off = base + 16 * threadIdx.x; off < end; off += 16 * kThreads) {
+    for (uint64_t off = base + 16 * (threadIdx.x - 32); threadIdx.x >= 32 && off < end; off += 16 * (kThreads - 32)) {
       const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(buf + off));
       asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(r.ptr[k] + (off - base)));
     }

@@ -41,7 +41,9 @@ class CpuExecutor : public Executor {
   int32_t Select() override;
   std::vector<float> Logits() override { return f32_[pkg_.plan().buf_logits]; }
   GenerateResult Generate(const std::vector<int>& prompt, const GenerateOptions& options) override;
-  std::string name() const override { return "CPU executor (" + std::to_string(threads()) + " threads)"; }
+  std::string name() const override {
+    return "CPU executor (" + std::to_string(threads()) + (threads() == 1 ? " thread)" : " threads)");
+  }
   int threads() const { return n_threads_; }
 
  private:

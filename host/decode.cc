@@ -23,7 +23,7 @@ DEFINE_int32(max_new_tokens, 32, "Most tokens to generate.");
 DEFINE_string(device, "auto", "auto (GPU when there is one), cpu, or gpu.");
 DEFINE_int32(threads, 0, "CPU executor threads (0: one per hardware thread).");
 DEFINE_bool(ignore_eos, false, "Keep generating past the model's stop tokens.");
-DEFINE_uint32(stage_bytes, 64 * 1024, "GPU: shared memory per worker for staging its next task's weights (0: off).");
+DEFINE_uint32(stage_bytes, 0, "GPU: shared memory per worker for staging its next task's weights (0: off).");
 DEFINE_bool(check_target, true, "GPU: refuse a package made for another GPU or worker build.");
 
 namespace tileinfer {
@@ -53,7 +53,7 @@ int Run() {
     if (dev.count == 0) throw Error("--device=gpu, but there is no usable GPU (" + dev.why_none + ")");
     GpuOptions options;
     options.check_target = FLAGS_check_target;
-  options.stage_bytes = FLAGS_stage_bytes;
+    options.stage_bytes = FLAGS_stage_bytes;
     try {
       exec = std::make_unique<GpuExecutor>(*pkg, options);
     } catch (const Error& e) {
@@ -61,7 +61,7 @@ int Run() {
       // auto: a package planned for another GPU or worker build still runs, on the CPU.
       std::fprintf(stderr, "Not using the GPU: %s\nUsing the CPU executor.\n", e.what());
     }
-  } else if (dev.count == 0) {
+  } else if (dev.count == 0 && FLAGS_device == "auto") {
     std::fprintf(stderr, "No usable GPU (%s): using the CPU executor.\n", dev.why_none.c_str());
   }
   if (!exec) exec = std::make_unique<CpuExecutor>(*pkg, FLAGS_threads);

@@ -38,7 +38,7 @@ DEFINE_int32(runs, 10, "Determinism: generations to compare.");
 DEFINE_int32(tokens, 256, "Determinism: tokens per generation.");
 DEFINE_string(logits_out, "", "Write prompt ids and GPU logits here (see the file comment).");
 DEFINE_string(tokens_out, "", "Write the generation's prompt and tokens here (comma-separated, two lines).");
-DEFINE_uint32(stage_bytes, 64 * 1024, "GPU: shared memory per worker for staging its next task's weights (0: off).");
+DEFINE_uint32(stage_bytes, 0, "GPU: shared memory per worker for staging its next task's weights (0: off).");
 DEFINE_bool(check_target, true, "Refuse a package made for another GPU or worker build.");
 DEFINE_int32(threads, 0, "CPU executor threads.");
 

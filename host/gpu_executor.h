@@ -17,7 +17,7 @@ struct GpuOptions {
   bool check_target = true;
   // Shared-memory bytes per worker for staging its next task's weights before each grid
   // barrier (cuda/stage.cuh); 0: no staging. Capped by what the GPU offers per block.
-  uint32_t stage_bytes = 64 * 1024;
+  uint32_t stage_bytes = 0;
 };
 
 class GpuExecutor : public Executor {

@@ -469,7 +469,11 @@ def main(argv: list[str]) -> None:
     if not _GGUF.value or not _OUT.value:
         raise app.UsageError("--gguf and --hf_out are required")
     try:
-        import_gguf(_GGUF.value, _OUT.value, overwrite=_OVERWRITE.value)
+        # `bazel run` starts us in the runfiles tree: paths are the user's, relative to where
+        # they started bazel.
+        base = os.environ.get("BUILD_WORKING_DIRECTORY", os.getcwd())
+        import_gguf(os.path.join(base, _GGUF.value), os.path.join(base, _OUT.value),
+                    overwrite=_OVERWRITE.value)
     except (GGUFImportError, FileExistsError, FileNotFoundError) as e:
         logging.error("%s", e)
         sys.exit(1)

@@ -22,6 +22,10 @@ for stage in "$@"; do
       step probe
       $B/probe | tee "$OUT/target_probe.json" || rc=1
       cp "$OUT/target_probe.json" "$W/target.json" ;;
+    golden)
+      step "golden packages (the gpu-tagged Bazel test)"
+      GPU_CHECK=$B/gpu_check bash tests/gpu/gpu_golden_test.sh > "$OUT/gpu_golden_test.txt" 2>&1 || rc=1
+      grep -E "PASS|FAIL" "$OUT/gpu_golden_test.txt" ;;
     tiny)
       step "tiny models (probed target)"
       python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=tiny || rc=1
@@ -49,7 +53,7 @@ for stage in "$@"; do
       step "ms/token against the staging buffer (10 generations x 256 tokens each)"
       python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=smollm2_shape,llama1b_shape || rc=1
       for m in smollm2_shape llama1b_shape; do
-        for sb in 0 32768 65536 131072; do
+        for sb in ${STAGE_VALUES:-0 65536}; do
           echo "$m stage_bytes=$sb: $($B/gpu_check --package="$W/$m.tpkg" --contexts=1,100 --cpu_contexts=1,100 --runs=10 \
             --tokens=256 --stage_bytes=$sb | grep -E 'determinism|FAIL|context' | tr '\n' ' ')"
         done
