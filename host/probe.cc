@@ -37,10 +37,11 @@ int main(int argc, char** argv) {
   std::printf(
       "{\n  \"name\": \"%s\",\n  \"compute_capability\": [%d, %d],\n  \"sm_count\": %d,\n"
       "  \"workers_per_sm\": %d,\n  \"threads_per_worker\": %d,\n  \"registers_per_thread\": %d,\n"
+      "  \"local_bytes_per_thread\": %d,\n"
       "  \"shared_memory_per_worker\": %d,\n  \"worker_fingerprint\": \"%s\"\n}\n",
       prop.name, prop.major, prop.minor, prop.multiProcessorCount, blocks, tileinfer::kWorkerThreads,
-      regs, FLAGS_shared_bytes, tileinfer::WorkerFingerprint());
-  std::fprintf(stderr, "probe: %d bytes of local memory (spills, stack) per thread; %zu bytes of shared "
-               "memory per block at most; %d bytes of L2\n", local, prop.sharedMemPerBlockOptin, prop.l2CacheSize);
+      regs, local, FLAGS_shared_bytes, tileinfer::WorkerFingerprint());
+  std::fprintf(stderr, "probe: %zu bytes of shared memory per block at most; %d bytes of L2\n",
+               prop.sharedMemPerBlockOptin, prop.l2CacheSize);
   return 0;
 }

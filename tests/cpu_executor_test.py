@@ -128,6 +128,24 @@ def test_ties_select_the_lowest_id(tmp_path):
         assert session.select() == best
 
 
+def test_non_finite_logit_stops_the_request(tmp_path):
+    """An inf weight in lm_head makes its logit non-finite: generation must stop with an
+    error, never emit a token, and the executor must serve the next request."""
+    ckpt = tmp_path / "inf"
+    tiny_models.write_tiny_checkpoint(ckpt, hidden=64, ffn=96, layers=1, heads=4, kv_heads=2,
+                                      vocab=60, tied=False, seed=4)
+    tiny_models.poison_row(ckpt, "lm_head.weight", 17)
+    pkg = tmp_path / "inf.tpkg"
+    planner_main.build_package(str(ckpt), "h200", str(pkg), 16, progress=False)
+    session = _tileinfer.CpuSession(str(pkg), threads=2)
+    with pytest.raises(RuntimeError, match="non-finite logit"):
+        session.generate([1, 2, 3], 4)
+    session.step(1, 0, True)
+    assert session.select() == -1  # kCandidateNonFinite, not a token id
+    with pytest.raises(RuntimeError, match="non-finite logit"):
+        session.generate([5], 2)
+
+
 def test_step_rejects_bad_token_and_position(tmp_path):
     _, pkg = build(tmp_path, "mqa_6x1_hd12", max_context=8)
     session = _tileinfer.CpuSession(pkg, threads=1)

@@ -113,7 +113,9 @@ class Target:
 
 
 _REQUIRED = tuple(f.name for f in dataclasses.fields(Target) if f.name != "bandwidth_gbps")
-_OPTIONAL = ("bandwidth_gbps",)
+# local_bytes_per_thread: the probe's report of the worker's spills and stack (information
+# for people; plans do not depend on it).
+_OPTIONAL = ("bandwidth_gbps", "local_bytes_per_thread")
 
 
 def _is_int(v) -> bool:
@@ -136,7 +138,7 @@ def target_from_json(d: dict, source: str = "target JSON") -> Target:
             f"{source}: missing key(s) {missing}, unknown key(s) {unknown}; a target file "
             f"needs exactly {list(_REQUIRED)} (+ optional {list(_OPTIONAL)})")
     try:
-        return Target(**d)
+        return Target(**{k: v for k, v in d.items() if k != "local_bytes_per_thread"})
     except TargetError as e:
         raise TargetError(f"{source}: {e}") from None
 

@@ -29,7 +29,7 @@ for stage in "$@"; do
     tiny)
       step "tiny models (probed target)"
       python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=tiny || rc=1
-      for m in tiny_9x3 tiny_untied tiny_ties; do
+      for m in tiny_9x3 tiny_untied tiny_ties; do  # tiny_inf: see the nonfinite stage
         $B/gpu_check --package="$W/$m.tpkg" --contexts=1,2,17,100,383,384,385,600 --runs=10 --tokens=500 \
           | tee "$OUT/gpu_check_$m.txt" || rc=1
       done ;;
@@ -58,6 +58,19 @@ for stage in "$@"; do
             --tokens=256 --stage_bytes=$sb | grep -E 'determinism|FAIL|context' | tr '\n' ' ')"
         done
       done 2>&1 | tee "$OUT/bench_stage.txt" ;;
+    nonfinite)
+      step "a non-finite logit stops the request (GPU and CPU)"
+      python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=tiny_inf || rc=1
+      for dev in gpu cpu; do
+        $B/decode --package="$W/tiny_inf.tpkg" --prompt_ids=1,2,3 --max_new_tokens=4 --device=$dev > "$OUT/nonfinite_$dev.txt" 2>&1
+        r=$?; echo "$dev: exit $r: $(grep -o 'error: .*' "$OUT/nonfinite_$dev.txt")"
+        { [ $r = 1 ] && grep -q "non-finite logit" "$OUT/nonfinite_$dev.txt"; } || { echo "FAIL"; rc=1; }
+      done ;;
+    cpu_long)
+      step "GPU vs CPU executor at every context up to 4096 (SmolLM2 shape)"
+      python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=smollm2_shape || rc=1
+      $B/gpu_check --package="$W/smollm2_shape.tpkg" --contexts=1,2,100,383,384,385,1000,4096 --runs=0 \
+        | tee "$OUT/gpu_check_cpu_long.txt" || rc=1 ;;
     stash_gguf_a)
       # The real model's GGUF (98 MB) is over one call's 64 MiB: it travels in two halves.
       cp .gpu/gguf_part_a /tmp/gguf_part_a && echo "stashed $(stat -c %s /tmp/gguf_part_a) bytes" ;;

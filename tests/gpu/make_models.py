@@ -31,6 +31,8 @@ MODELS = {
                         max_context=600),
     "tiny_ties": dict(hidden=64, ffn=96, layers=1, heads=4, kv_heads=2, vocab=60, tied=False,
                       paired_lm_head_rows=True, max_context=600),
+    "tiny_inf": dict(hidden=64, ffn=96, layers=1, heads=4, kv_heads=2, vocab=60, tied=False,
+                     max_context=64, poison=("lm_head.weight", 17)),
     "smollm2_shape": dict(hidden=576, ffn=1536, layers=30, heads=9, kv_heads=3, vocab=49152,
                           rope_theta=100000.0, max_position_embeddings=8192),
     "llama1b_shape": dict(hidden=2048, ffn=8192, layers=16, heads=32, kv_heads=8, vocab=128256,
@@ -52,8 +54,11 @@ def main(argv):
         ckpt = os.path.join(FLAGS.out_dir, name)
         t0 = time.time()
         max_positions = spec.pop("max_position_embeddings", None)
+        poison = spec.pop("poison", None)
         if not os.path.exists(os.path.join(ckpt, "config.json")):
             tiny_models.write_tiny_checkpoint(ckpt, seed=11, **spec)
+            if poison:
+                tiny_models.poison_row(ckpt, *poison)
             if max_positions:  # the real models' value (the writer's default is small)
                 path = os.path.join(ckpt, "config.json")
                 config = json.load(open(path))

@@ -174,3 +174,13 @@ def write_tiny_checkpoint(directory, *, hidden: int, ffn: int, layers: int, head
     else:
         save_file(tensors, str(root / "model.safetensors"), metadata={"format": "pt"})
     return tensors
+
+
+def poison_row(directory, tensor: str, row: int, value: float = float("inf")) -> None:
+    """Sets row `row` of `tensor` in a single-file checkpoint written above to `value`
+    (e.g. inf), for tests of the runtime's non-finite handling."""
+    from safetensors.numpy import load_file
+    path = pathlib.Path(directory) / "model.safetensors"
+    tensors = load_file(str(path))
+    tensors[tensor][row] = value
+    save_file(tensors, str(path), metadata={"format": "pt"})
