@@ -28,6 +28,11 @@ std::vector<int> ParseIntList(const std::string& text, const std::string& what) 
   return out;
 }
 
+Error NonFiniteLogitError(int pos) {
+  return Error("non-finite logit at position " + std::to_string(pos) +
+               ": the request stopped; no token was emitted (check the checkpoint for inf/NaN weights)");
+}
+
 void CheckGenerateRequest(const Package& pkg, const std::vector<int>& prompt, const GenerateOptions& options) {
   const int max_context = pkg.plan().max_context;
   if (prompt.empty()) throw Error("the prompt is empty: give at least one token id (e.g. BOS)");
@@ -60,8 +65,7 @@ GenerateResult GenerateGreedy(Executor& exec, const Package& pkg, const std::vec
   for (;;) {
     const int32_t next = exec.Select();
     if (next == format::kCandidateNonFinite) {
-      throw Error("non-finite logit at position " + std::to_string(pos) +
-                  ": the request stopped; no token was emitted (check the checkpoint for inf/NaN weights)");
+      throw NonFiniteLogitError(pos);
     }
     result.tokens.push_back(next);
     if (options.on_token) options.on_token(next);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "host/error.h"
 #include "host/executor.h"
 #include "host/package.h"
 
@@ -18,6 +19,9 @@ GenerateResult GenerateGreedy(Executor& exec, const Package& pkg, const std::vec
 // "1,2,3" -> {1, 2, 3}; an empty string gives {}. Throws Error naming `what` (e.g. the flag)
 // when an item is not an integer.
 std::vector<int> ParseIntList(const std::string& text, const std::string& what);
+
+// The error of a request stopped by a non-finite logit at position `pos`.
+Error NonFiniteLogitError(int pos);
 
 // The checks every executor makes before generating (same errors as above).
 void CheckGenerateRequest(const Package& pkg, const std::vector<int>& prompt, const GenerateOptions& options);

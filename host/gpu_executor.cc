@@ -242,8 +242,8 @@ GenerateResult GpuExecutor::Generate(const std::vector<int>& prompt, const Gener
       if (options.on_token) options.on_token(t);
     }
     if (status == kStatusNonFinite) {
-      throw Error("non-finite logit at position " + std::to_string(pos + launch.n_steps) +
-                  ": the request stopped; no token was emitted for it (check the checkpoint for inf/NaN weights)");
+      // The failing step is the one after the last recorded token: first_logits_step + count.
+      throw NonFiniteLogitError(pos + launch.first_logits_step + static_cast<int>(tokens.size()));
     }
     if (status == kStatusStopToken) {
       result.stopped_at_eos = true;
