@@ -163,7 +163,7 @@ int32_t CpuExecutor::Select() {
 }
 
 GenerateResult CpuExecutor::Generate(const std::vector<int>& prompt, const GenerateOptions& options) {
-  return GenerateGreedy(*this, pkg_, prompt, options);
+  return GenerateBySteps(*this, pkg_, prompt, options);
 }
 
 void CpuExecutor::RunTask(const format::TaskRecord& t) {

@@ -24,6 +24,11 @@ DEFINE_string(device, "auto", "auto (GPU when there is one), cpu, or gpu.");
 DEFINE_int32(threads, 0, "CPU executor threads (0: one per hardware thread).");
 DEFINE_bool(ignore_eos, false, "Keep generating past the model's stop tokens.");
 DEFINE_uint32(stage_bytes, 0, "GPU: shared memory per worker for staging its next task's weights (0: off).");
+DEFINE_double(temperature, 0.0, "Sampling temperature; 0 is greedy (largest logit, lowest id among ties).");
+DEFINE_int32(top_k, 0, "Sample among the k most likely tokens (0: all).");
+DEFINE_double(top_p, 1.0, "Then among the smallest set reaching this probability (1: all).");
+DEFINE_uint64(seed, 0, "Seed of the sampler: the same seed, package and prompt give the same tokens.");
+DEFINE_string(stop, "", "Stop once the continuation contains this text (after the token that completes it).");
 DEFINE_bool(check_target, true, "GPU: refuse a package made for another GPU or worker build.");
 
 namespace tileinfer {
@@ -75,9 +80,17 @@ int Run() {
   GenerateOptions options;
   options.max_new_tokens = FLAGS_max_new_tokens;
   options.stop_at_eos = !FLAGS_ignore_eos;
+  options.sampling.temperature = static_cast<float>(FLAGS_temperature);
+  options.sampling.top_k = FLAGS_top_k;
+  options.sampling.top_p = static_cast<float>(FLAGS_top_p);
+  options.sampling.seed = FLAGS_seed;
+  std::string text;  // the continuation so far, for --stop
   options.on_token = [&](int id) {
-    std::printf("%s", tokenizer.Decode({id}).c_str());
+    const std::string piece = tokenizer.Decode({id});
+    std::printf("%s", piece.c_str());
     std::fflush(stdout);
+    text += piece;
+    return FLAGS_stop.empty() || text.find(FLAGS_stop) == std::string::npos;
   };
   GenerateResult r = exec->Generate(prompt, options);
   std::printf("\n");

@@ -5,13 +5,17 @@
 #include <string>
 #include <vector>
 
+#include "host/sampler.h"
+
 namespace tileinfer {
 
 struct GenerateOptions {
   int max_new_tokens = 32;
   bool stop_at_eos = true;
-  // Called with each new token as soon as the host has it; may be empty.
-  std::function<void(int)> on_token;
+  SamplingOptions sampling;  // temperature 0: greedy
+  // Called with each new token as soon as the host has it; may be empty. Returning false
+  // ends the generation after that token (e.g. a stop string was completed).
+  std::function<bool(int)> on_token;
 };
 
 struct GenerateResult {
@@ -31,7 +35,8 @@ class Executor {
   virtual int32_t Select() = 0;
   // After a Step with logits: the vocabulary's logits (FP32).
   virtual std::vector<float> Logits() = 0;
-  // Greedy generation from position 0. Throws Error on bad input or a non-finite logit.
+  // Generation from position 0 (greedy, or sampled per options.sampling). Throws Error on
+  // bad input or a non-finite logit.
   virtual GenerateResult Generate(const std::vector<int>& prompt, const GenerateOptions& options) = 0;
 };
 

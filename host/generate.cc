@@ -43,6 +43,7 @@ void CheckGenerateRequest(const Package& pkg, const std::vector<int>& prompt, co
     }
   }
   if (options.max_new_tokens < 1) throw Error("max_new_tokens must be at least 1");
+  CheckSamplingOptions(options.sampling);
   if (static_cast<int64_t>(prompt.size()) + options.max_new_tokens > max_context) {
     throw Error("prompt (" + std::to_string(prompt.size()) + " tokens) + max_new_tokens (" +
                 std::to_string(options.max_new_tokens) + ") exceeds the package's max context " +
@@ -50,7 +51,7 @@ void CheckGenerateRequest(const Package& pkg, const std::vector<int>& prompt, co
   }
 }
 
-GenerateResult GenerateGreedy(Executor& exec, const Package& pkg, const std::vector<int>& prompt,
+GenerateResult GenerateBySteps(Executor& exec, const Package& pkg, const std::vector<int>& prompt,
                               const GenerateOptions& options) {
   CheckGenerateRequest(pkg, prompt, options);
   const auto& stops = pkg.stop_token_ids();
@@ -63,17 +64,19 @@ GenerateResult GenerateGreedy(Executor& exec, const Package& pkg, const std::vec
   auto t1 = Clock::now();
   result.prompt_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
   for (;;) {
-    const int32_t next = exec.Select();
+    const int32_t next = options.sampling.temperature == 0.0f
+                             ? exec.Select()
+                             : SampleToken(exec.Logits(), options.sampling, static_cast<uint64_t>(pos));
     if (next == format::kCandidateNonFinite) {
       throw NonFiniteLogitError(pos);
     }
     result.tokens.push_back(next);
-    if (options.on_token) options.on_token(next);
+    const bool go_on = !options.on_token || options.on_token(next);
     if (options.stop_at_eos && std::find(stops.begin(), stops.end(), next) != stops.end()) {
       result.stopped_at_eos = true;
       break;
     }
-    if (static_cast<int>(result.tokens.size()) >= options.max_new_tokens) break;
+    if (!go_on || static_cast<int>(result.tokens.size()) >= options.max_new_tokens) break;
     ++pos;
     exec.Step(next, pos, true);
   }

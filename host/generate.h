@@ -1,5 +1,7 @@
-// Greedy generation one Step at a time (the CPU executor's way): the prompt, then new
-// tokens until a stop id or max_new_tokens.
+// Generation one Step at a time (the CPU executor's way): the prompt, then new tokens until
+// a stop id, max_new_tokens, or on_token returning false. Greedy selection comes from the
+// plan's candidate slots; with temperature > 0 the sampler draws from the full logits,
+// with the token's position as the draw counter (reproducible for a given seed).
 #pragma once
 
 #include <string>
@@ -13,7 +15,7 @@ namespace tileinfer {
 
 // Throws Error for an empty prompt, an id outside the vocabulary, a prompt or
 // prompt + max_new_tokens beyond the max context, or a non-finite logit.
-GenerateResult GenerateGreedy(Executor& exec, const Package& pkg, const std::vector<int>& prompt,
+GenerateResult GenerateBySteps(Executor& exec, const Package& pkg, const std::vector<int>& prompt,
                               const GenerateOptions& options);
 
 // "1,2,3" -> {1, 2, 3}; an empty string gives {}. Throws Error naming `what` (e.g. the flag)

@@ -211,6 +211,9 @@ std::vector<float> GpuExecutor::Logits() {
 
 GenerateResult GpuExecutor::Generate(const std::vector<int>& prompt, const GenerateOptions& options) {
   CheckGenerateRequest(pkg_, prompt, options);
+  if (options.sampling.temperature != 0.0f) {
+    throw Error("sampling (temperature > 0) is not in the GPU worker yet: use --device=cpu, or temperature 0");
+  }
   GenerateResult result;
   const int n_stop = options.stop_at_eos ? static_cast<int>(pkg_.stop_token_ids().size()) : 0;
   size_t next_prompt = 0;
@@ -237,10 +240,15 @@ GenerateResult GpuExecutor::Generate(const std::vector<int>& prompt, const Gener
     std::vector<int32_t> tokens = Run(launch, &status);
     (first_token_pending ? result.prompt_ms : result.decode_ms) += last_launch_ms_;
     if (!tokens.empty()) first_token_pending = false;
+    bool go_on = true;
     for (int32_t t : tokens) {
       result.tokens.push_back(t);
-      if (options.on_token) options.on_token(t);
+      if (options.on_token && !options.on_token(t)) {
+        go_on = false;  // the caller stops here; tokens the launch made after t are dropped
+        break;
+      }
     }
+    if (!go_on) break;
     if (status == kStatusNonFinite) {
       // The failing step is the one after the last recorded token: first_logits_step + count.
       throw NonFiniteLogitError(pos + launch.first_logits_step + static_cast<int>(tokens.size()));

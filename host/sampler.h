@@ -1,0 +1,31 @@
+// Choosing the next token from a row of logits: greedy, or sampled with temperature,
+// top-k and top-p (nucleus) from a seeded, counter-based random stream, so that the same
+// seed, package and prompt give the same tokens on every run and machine.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace tileinfer {
+
+struct SamplingOptions {
+  float temperature = 0.0f;  // 0: greedy (largest logit, lowest id among ties)
+  int top_k = 0;             // keep the k most likely ids (0: all)
+  float top_p = 1.0f;        // then the smallest set whose probability reaches top_p (1: all)
+  uint64_t seed = 0;
+};
+
+// Throws Error on options out of range (temperature < 0 or not finite, top_k < 0,
+// top_p outside (0, 1]), with what to pass instead.
+void CheckSamplingOptions(const SamplingOptions& options);
+
+// A uniform number in [0, 1) for draw `counter` of stream `seed` (SplitMix64; 53 bits).
+double UniformDraw(uint64_t seed, uint64_t counter);
+
+// The chosen id for `logits` (V,), or -1 when a logit is not finite. `counter` selects the
+// random draw (the decode uses the token's position), so a choice never depends on
+// what was drawn before. Order as Hugging Face's processors: temperature, top-k, top-p;
+// probabilities in double precision; ties ordered by lower id.
+int SampleToken(const std::vector<float>& logits, const SamplingOptions& options, uint64_t counter);
+
+}  // namespace tileinfer
