@@ -1,0 +1,51 @@
+// How another program embeds TileInfer: link //host:tileinfer, include host/api.h.
+//
+//   bazel run //examples/embed -- PACKAGE.tpkg 1,504,3575 [max_new_tokens]
+//
+// Streams the continuation of the prompt ids to stdout, then prints the ids.
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "host/api.h"
+
+int main(int argc, char** argv) {
+  if (argc < 3 || argc > 4) {
+    std::fprintf(stderr, "usage: %s PACKAGE.tpkg PROMPT_IDS [MAX_NEW_TOKENS]\n", argv[0]);
+    return 2;
+  }
+  std::string path = argv[1];
+  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");  // under `bazel run`
+  if (cwd != nullptr && !path.empty() && path[0] != '/') path = std::string(cwd) + "/" + path;
+
+  tileinfer::api::Request request;
+  std::stringstream ids(argv[2]);
+  for (std::string item; std::getline(ids, item, ',');) request.prompt_ids.push_back(std::atoi(item.c_str()));
+  if (argc == 4) request.max_new_tokens = std::atoi(argv[3]);
+
+  std::unique_ptr<tileinfer::api::Engine> engine;
+  tileinfer::api::Status status = tileinfer::api::Engine::Open(path, {}, &engine);
+  if (!status.ok()) {
+    std::fprintf(stderr, "error: %s\n", status.message().c_str());
+    return 1;
+  }
+  tileinfer::api::Result result;
+  status = engine->Generate(
+      request,
+      [](int, const std::string& piece) {
+        std::fputs(piece.c_str(), stdout);
+        std::fflush(stdout);
+        return true;
+      },
+      &result);
+  std::printf("\n");
+  if (!status.ok()) {
+    std::fprintf(stderr, "error: %s\n", status.message().c_str());
+    return 1;
+  }
+  std::printf("%zu tokens on the %s%s\n", result.tokens.size(), engine->executor_name().c_str(),
+              result.stopped ? ", stopped" : "");
+  return 0;
+}

@@ -1,0 +1,108 @@
+// The public API over the package reader, validator, executors and tokenizer.
+#include "host/api.h"
+
+#include <cstdio>
+#include <exception>
+
+#include "cuda/device_query.h"
+#include "host/cpu_executor.h"
+#include "host/error.h"
+#include "host/gpu_executor.h"
+#include "host/package.h"
+#include "host/tokenizer.h"
+#include "host/validate.h"
+
+namespace tileinfer {
+namespace api {
+
+struct Engine::Impl {
+  std::unique_ptr<Package> pkg;
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::unique_ptr<Executor> exec;
+};
+
+Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Engine::~Engine() = default;
+
+namespace {
+
+// Every library error becomes a Status; nothing else escapes the API.
+template <typename F>
+Status Guard(F&& body) {
+  try {
+    body();
+    return Status();
+  } catch (const tileinfer::Error& e) {
+    return Status::Error(e.what());
+  } catch (const std::bad_alloc&) {
+    return Status::Error("out of host memory");
+  } catch (const std::exception& e) {
+    return Status::Error(std::string("internal error: ") + e.what());
+  }
+}
+
+}  // namespace
+
+Status Engine::Open(const std::string& package_path, const EngineOptions& options,
+                    std::unique_ptr<Engine>* engine) {
+  return Guard([&] {
+    if (options.device != "auto" && options.device != "cpu" && options.device != "gpu") {
+      throw tileinfer::Error("device must be auto, cpu or gpu, not '" + options.device + "'");
+    }
+    auto impl = std::make_unique<Impl>();
+    impl->pkg = Package::Open(package_path);
+    ValidatePlan(*impl->pkg);
+    impl->tokenizer = std::make_unique<Tokenizer>(Tokenizer::FromJson(impl->pkg->tokenizer_json()));
+    const DeviceInfo dev = QueryDevices();
+    if (options.device == "gpu" || (options.device == "auto" && dev.count > 0)) {
+      if (dev.count == 0) throw tileinfer::Error("device gpu, but there is no usable GPU (" + dev.why_none + ")");
+      GpuOptions gpu;
+      gpu.check_target = options.check_target;
+      try {
+        impl->exec = std::make_unique<GpuExecutor>(*impl->pkg, gpu);
+      } catch (const tileinfer::Error& e) {
+        if (options.device == "gpu") throw;
+        // auto: a package planned for another GPU or worker build still runs, on the CPU.
+        std::fprintf(stderr, "Not using the GPU: %s\nUsing the CPU executor.\n", e.what());
+      }
+    } else if (dev.count == 0 && options.device == "auto") {
+      std::fprintf(stderr, "No usable GPU (%s): using the CPU executor.\n", dev.why_none.c_str());
+    }
+    if (!impl->exec) impl->exec = std::make_unique<CpuExecutor>(*impl->pkg, options.cpu_threads);
+    engine->reset(new Engine(std::move(impl)));
+  });
+}
+
+Status Engine::Generate(const Request& request, const TokenCallback& on_token, Result* result) {
+  *result = Result();
+  return Guard([&] {
+    GenerateOptions options;
+    options.max_new_tokens = request.max_new_tokens;
+    options.stop_at_eos = request.stop_at_eos;
+    options.sampling = SamplingOptions{request.temperature, request.top_k, request.top_p, request.seed};
+    bool stopped_by_text = false;
+    options.on_token = [&](int id) {
+      const std::string piece = impl_->tokenizer->Decode({id});
+      result->text += piece;
+      const bool caller_goes_on = !on_token || on_token(id, piece);
+      stopped_by_text = !request.stop.empty() && result->text.find(request.stop) != std::string::npos;
+      return caller_goes_on && !stopped_by_text;
+    };
+    GenerateResult r = impl_->exec->Generate(request.prompt_ids, options);
+    result->tokens = r.tokens;
+    result->stopped = r.stopped_at_eos || stopped_by_text;
+    result->prompt_ms = r.prompt_ms;
+    result->decode_ms = r.decode_ms;
+  });
+}
+
+Status Engine::Decode(const std::vector<int>& ids, std::string* text) const {
+  return Guard([&] { *text = impl_->tokenizer->Decode(ids); });
+}
+
+std::string Engine::executor_name() const { return impl_->exec->name(); }
+int Engine::vocab_size() const { return impl_->pkg->model().vocab; }
+int Engine::max_context() const { return impl_->pkg->plan().max_context; }
+
+}  // namespace api
+}  // namespace tileinfer

@@ -1,0 +1,89 @@
+// TileInfer's public C++ API: open a package, generate with options and a token callback.
+// Errors are status values, never exceptions. Link //host:tileinfer; see examples/embed/.
+//
+//   std::unique_ptr<tileinfer::api::Engine> engine;
+//   tileinfer::api::Status s = tileinfer::api::Engine::Open("model.tpkg", {}, &engine);
+//   tileinfer::api::Request request;
+//   request.prompt_ids = {1, 504, 3575};
+//   tileinfer::api::Result result;
+//   s = engine->Generate(request, [](int id, const std::string& piece) { return true; }, &result);
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tileinfer {
+namespace api {
+
+class Status {
+ public:
+  Status() = default;
+  static Status Error(std::string message) { return Status(std::move(message)); }
+  bool ok() const { return message_.empty(); }
+  // What is wrong and what to do; empty when ok().
+  const std::string& message() const { return message_; }
+
+ private:
+  explicit Status(std::string message) : message_(std::move(message)) {}
+  std::string message_;
+};
+
+struct EngineOptions {
+  std::string device = "auto";  // auto (GPU when usable and planned for), cpu, or gpu
+  int cpu_threads = 0;          // CPU executor threads; 0: one per hardware thread
+  bool check_target = true;     // GPU: refuse a package planned for another GPU or worker
+};
+
+struct Request {
+  std::vector<int> prompt_ids;  // the prompt as token ids (at least one)
+  int max_new_tokens = 32;
+  bool stop_at_eos = true;      // stop at the package's stop token ids
+  std::string stop;             // also stop once the continuation contains this text
+  float temperature = 0.0f;     // 0: greedy; else sampled (CPU executor)
+  int top_k = 0;                // 0: all ids
+  float top_p = 1.0f;           // 1: all ids
+  uint64_t seed = 0;            // same seed, package and prompt: same tokens
+};
+
+struct Result {
+  std::vector<int> tokens;      // new tokens (the stop token included when one ended it)
+  std::string text;             // their text
+  bool stopped = false;         // ended by a stop token or the stop text
+  double prompt_ms = 0;         // wall time of the prompt and the first new token
+  double decode_ms = 0;         // wall time of the other new tokens
+};
+
+// Called with each new token id and its text as soon as it is chosen; return false to stop.
+using TokenCallback = std::function<bool(int id, const std::string& piece)>;
+
+class Engine {
+ public:
+  // Opens, checks (format, checksums, plan) and loads a package. On a GPU the weights are
+  // uploaded once here.
+  static Status Open(const std::string& package_path, const EngineOptions& options,
+                     std::unique_ptr<Engine>* engine);
+  ~Engine();
+
+  // One request from position 0. `on_token` may be empty. The engine serves the next
+  // request after an error.
+  Status Generate(const Request& request, const TokenCallback& on_token, Result* result);
+
+  // Text of token ids (the package's tokenizer). Ids outside the vocabulary: an error.
+  Status Decode(const std::vector<int>& ids, std::string* text) const;
+
+  // "CPU executor (N threads)" or "GPU <name> (...)".
+  std::string executor_name() const;
+  int vocab_size() const;
+  int max_context() const;
+
+ private:
+  struct Impl;
+  explicit Engine(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace api
+}  // namespace tileinfer
