@@ -76,6 +76,20 @@ def summary_text(plan: plan_lib.Plan, bandwidth_gbps: Optional[float]) -> str:
     return "\n".join(lines)
 
 
+def _chat_format(tok) -> Optional[dict]:
+    """The chat template reduced for the runtime (planner/chat_template.py), or None."""
+    from planner import chat_template
+    if not tok.chat_template:
+        return None
+    bos = tok.vocab[tok.bos_id] if tok.bos_id is not None else None
+    eos = tok.vocab[tok.eos_ids[0]] if tok.eos_ids else None
+    try:
+        return chat_template.derive(tok.chat_template, bos, eos)
+    except chat_template.ChatTemplateError as e:
+        logging.warning("no chat format in the package: %s", e)
+        return None
+
+
 def build_package(checkpoint_source: str, target_path_or_name, out: str, max_context: int,
                   *, revision: Optional[str] = None, attention_chunks: Optional[int] = None,
                   attention_min_chunk: int = 128, bandwidth_gbps: Optional[float] = None,
@@ -108,6 +122,7 @@ def build_package(checkpoint_source: str, target_path_or_name, out: str, max_con
     if (ck.tokenizer_dir / "tokenizer.json").is_file():
         tok = tokenizer_spec.TokenizerSpec.from_hf_dir(ck.tokenizer_dir, ck.config)
         tokenizer_json, stop_ids = tok.to_json(), list(tok.eos_ids)
+        tokenizer_json["chat"] = _chat_format(tok)
     else:
         logging.warning("no tokenizer.json: the package's tokenizer section is {} (token "
                         "ids in and out only)")

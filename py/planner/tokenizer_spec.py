@@ -182,6 +182,7 @@ class TokenizerSpec:
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "TokenizerSpec":
         kw = dict(d)
+        kw.pop("chat", None)  # the runtime's reduced chat format (main._chat_format)
         kw["special_tokens"] = {int(k): v for k, v in d["special_tokens"].items()}
         kw["added_tokens"] = {int(k): v for k, v in d["added_tokens"].items()}
         kw["eos_ids"] = tuple(d["eos_ids"])

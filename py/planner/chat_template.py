@@ -1,0 +1,143 @@
+"""A model's Jinja chat template, reduced to per-role prefix and suffix strings.
+
+The runtime (C++) renders chats without a Jinja engine: it needs only
+
+    head + [default_system, when the first message is not a system message]
+         + for each message: prefix[role] + content + suffix[role]
+         + [generation_prompt, when the assistant is to answer]
+
+This module renders the template with jinja2 (as Hugging Face does: sandboxed, trim_blocks,
+lstrip_blocks) on marker messages, reads those strings off the output, and then checks the
+reduced form against the full template on several multi-turn conversations. A template
+that the form cannot express exactly (content-dependent logic, say) is refused: the
+package then has no chat format, and the runtime says so instead of chatting wrongly.
+"""
+from __future__ import annotations
+
+import datetime
+
+import jinja2
+import jinja2.sandbox
+
+ROLES = ("system", "user", "assistant")
+
+
+class ChatTemplateError(ValueError):
+    """The template cannot be reduced to prefix/suffix strings, or does not render."""
+
+
+def _render_fn(template: str, bos_token: str | None, eos_token: str | None):
+    env = jinja2.sandbox.ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+
+    def raise_exception(message):
+        raise jinja2.exceptions.TemplateError(message)
+
+    env.globals["raise_exception"] = raise_exception
+    # Templates that print today's date get a fixed one: a package must not change by day.
+    env.globals["strftime_now"] = lambda fmt: datetime.date(2026, 1, 1).strftime(fmt)
+    try:
+        compiled = env.from_string(template)
+    except jinja2.exceptions.TemplateError as e:
+        raise ChatTemplateError(f"the chat template does not parse: {e}") from None
+
+    def render(messages, add_generation_prompt=False):
+        try:
+            return compiled.render(messages=messages, add_generation_prompt=add_generation_prompt,
+                                   bos_token=bos_token or "", eos_token=eos_token or "",
+                                   date_string="01 Jan 2026")
+        except jinja2.exceptions.TemplateError as e:
+            raise ChatTemplateError(f"the chat template fails to render: {e}") from None
+
+    return render
+
+
+def _split(text: str, marker: str, what: str) -> tuple[str, str]:
+    if text.count(marker) != 1:
+        raise ChatTemplateError(f"the chat template does not place the {what} content exactly once")
+    before, after = text.split(marker)
+    return before, after
+
+
+def render_reduced(fmt: dict, messages: list[dict], add_generation_prompt: bool) -> str:
+    """The chat as the runtime renders it from the reduced form `fmt` (see derive)."""
+    out = fmt["head"]
+    if messages and messages[0]["role"] != "system":
+        out += fmt["default_system"]
+    for m in messages:
+        prefix, suffix = fmt["roles"][m["role"]]
+        out += prefix + m["content"] + suffix
+    if add_generation_prompt:
+        out += fmt["generation_prompt"]
+    return out
+
+
+def derive(template: str, bos_token: str | None, eos_token: str | None) -> dict:
+    """Reduces `template` to {"head", "default_system", "roles": {role: [prefix, suffix]},
+    "generation_prompt"} (strings) and checks it on multi-turn conversations.
+
+    Raises:
+      ChatTemplateError: the template does not parse or render, or the reduced form does not
+        reproduce it exactly; the message says which conversation differs.
+    """
+    render = _render_fn(template, bos_token, eos_token)
+    s, u, a = "\x01SYSTEM\x01", "\x01USER\x01", "\x01ASSISTANT\x01"
+    sys_only = render([{"role": "system", "content": s}])
+    head_and_sys_prefix, sys_suffix = _split(sys_only, s, "system")
+    with_user = render([{"role": "system", "content": s}, {"role": "user", "content": u}])
+    _, rest = _split(with_user, s, "system")
+    if not rest.startswith(sys_suffix):
+        raise ChatTemplateError("the system message's suffix changes when a user message follows")
+    user_prefix, user_suffix = _split(rest[len(sys_suffix):], u, "user")
+    with_assistant = render([{"role": "system", "content": s}, {"role": "user", "content": u},
+                             {"role": "assistant", "content": a}])
+    _, rest = _split(with_assistant, u, "user")
+    if not rest.startswith(user_suffix):
+        raise ChatTemplateError("the user message's suffix changes when an assistant message follows")
+    assistant_prefix, assistant_suffix = _split(rest[len(user_suffix):], a, "assistant")
+    # The head: what precedes the first role prefix (a BOS string, for Llama 3). Take it from a
+    # chat that starts with a user message, which has no system block unless a default one.
+    user_first = render([{"role": "user", "content": u}])
+    before_user, _ = _split(user_first, u, "user")
+    if not before_user.endswith(user_prefix):
+        raise ChatTemplateError("the user prefix differs when the chat starts with it")
+    before_prefix = before_user[:-len(user_prefix)] if user_prefix else before_user
+    # before_prefix = head + default_system; head_and_sys_prefix = head + system prefix. The
+    # head is the BOS string when both start with it (Llama 3), else empty (SmolLM2).
+    head = bos_token if (bos_token and before_prefix.startswith(bos_token)
+                         and head_and_sys_prefix.startswith(bos_token)) else ""
+    fmt = {
+        "head": head,
+        "default_system": before_prefix[len(head):],
+        "roles": {"system": [head_and_sys_prefix[len(head):], sys_suffix],
+                  "user": [user_prefix, user_suffix],
+                  "assistant": [assistant_prefix, assistant_suffix]},
+        "generation_prompt": "",
+    }
+    ask = [{"role": "user", "content": u}]
+    with_prompt, without = render(ask, True), render(ask, False)
+    if not with_prompt.startswith(without):
+        raise ChatTemplateError("add_generation_prompt changes more than the chat's end")
+    fmt["generation_prompt"] = with_prompt[len(without):]
+    for messages in _conversations():
+        for gen in (False, True):
+            want, got = render(messages, gen), render_reduced(fmt, messages, gen)
+            if want != got:
+                roles = [m["role"] for m in messages]
+                raise ChatTemplateError(
+                    f"the chat template cannot be reduced to per-role prefix/suffix strings: "
+                    f"for roles {roles} (generation prompt {gen}) it renders {want!r}, the "
+                    f"reduced form {got!r}")
+    return fmt
+
+
+def _conversations() -> list[list[dict]]:
+    def m(role, content):
+        return {"role": role, "content": content}
+    return [
+        [m("user", "Hi!")],
+        [m("system", "Be brief."), m("user", "Hi!")],
+        [m("user", "What is 2+2?"), m("assistant", "4"), m("user", "And 3+3?")],
+        [m("system", "You answer in French."), m("user", "Hello"), m("assistant", "Bonjour"),
+         m("user", "How are you?"), m("assistant", "Bien, merci."), m("user", "Bye\n")],
+        [m("system", "")],
+    ]

@@ -1,0 +1,59 @@
+"""The reduced chat format reproduces full Jinja templates on multi-turn chats."""
+import json
+import sys
+
+import pytest
+
+from planner import chat_template
+
+SMOLLM2 = ("{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}"
+           "{{ '<|im_start|>system\\nYou are a helpful AI assistant named SmolLM, trained by Hugging "
+           "Face<|im_end|>\\n' }}{% endif %}{{'<|im_start|>' + message['role'] + '\\n' + "
+           "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}"
+           "{{ '<|im_start|>assistant\\n' }}{% endif %}")
+
+# Llama-3-style: BOS string first, headers per role, a system block with fixed date lines
+# even when the chat has no system message (written for this test, after Meta's format).
+LLAMA3_LIKE = ("{{ bos_token }}{% if messages[0]['role'] == 'system' %}{% set sys = messages[0]"
+               "['content'] %}{% set messages = messages[1:] %}{% else %}{% set sys = '' %}{% endif %}"
+               "{{ '<|start_header_id|>system<|end_header_id|>\\n\\nToday Date: ' + date_string + "
+               "'\\n\\n' + sys + '<|eot_id|>' }}{% for m in messages %}{{ '<|start_header_id|>' + "
+               "m['role'] + '<|end_header_id|>\\n\\n' + m['content'] + '<|eot_id|>' }}{% endfor %}"
+               "{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}"
+               "{% endif %}")
+
+
+def test_smollm2_template():
+    fmt = chat_template.derive(SMOLLM2, "<|im_start|>", "<|im_end|>")
+    # SmolLM2's BOS string is also its role marker: the head takes it, the system blocks follow.
+    assert (fmt["head"] + fmt["default_system"]).startswith("<|im_start|>system\nYou are a helpful")
+    assert fmt["roles"]["user"] == ["<|im_start|>user\n", "<|im_end|>\n"]
+    assert fmt["generation_prompt"] == "<|im_start|>assistant\n"
+    text = chat_template.render_reduced(fmt, [{"role": "user", "content": "Hi"}], True)
+    assert text == ("<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by "
+                    "Hugging Face<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n")
+
+
+def test_llama3_like_template_has_one_bos_in_the_head():
+    fmt = chat_template.derive(LLAMA3_LIKE, "<|begin_of_text|>", "<|eot_id|>")
+    assert fmt["head"] == "<|begin_of_text|>"
+    assert "<|begin_of_text|>" not in json.dumps({k: v for k, v in fmt.items() if k != "head"})
+    chat = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
+            {"role": "user", "content": "c"}]
+    assert chat_template.render_reduced(fmt, chat, True).count("<|begin_of_text|>") == 1
+
+
+def test_content_dependent_template_is_refused():
+    tricky = ("{% for m in messages %}{% if m['content'] | length > 3 %}LONG{% endif %}"
+              "{{ m['role'] + ':' + m['content'] + '\\n' }}{% endfor %}")
+    with pytest.raises(chat_template.ChatTemplateError, match="cannot be reduced"):
+        chat_template.derive(tricky, None, None)
+
+
+def test_broken_template_is_refused():
+    with pytest.raises(chat_template.ChatTemplateError, match="does not parse"):
+        chat_template.derive("{% for m in messages %}", None, None)
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))
