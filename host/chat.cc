@@ -1,0 +1,50 @@
+#include "host/chat.h"
+
+#include <nlohmann/json.hpp>
+
+#include "host/error.h"
+
+namespace tileinfer {
+namespace {
+
+const char* const kRoles[3] = {"system", "user", "assistant"};
+
+}  // namespace
+
+ChatFormat ChatFormat::FromTokenizerJson(const std::string& text) {
+  ChatFormat f;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    if (!j.contains("chat") || j.at("chat").is_null()) {
+      throw Error("this package has no chat format (the model has no chat template, or the planner "
+                  "could not reduce it; its log says why): give the prompt as text or ids instead");
+    }
+    const nlohmann::json& c = j.at("chat");
+    f.head_ = c.at("head").get<std::string>();
+    f.default_system_ = c.at("default_system").get<std::string>();
+    f.generation_prompt_ = c.at("generation_prompt").get<std::string>();
+    for (int r = 0; r < 3; ++r) {
+      const nlohmann::json& pair = c.at("roles").at(kRoles[r]);
+      f.prefix_[r] = pair.at(0).get<std::string>();
+      f.suffix_[r] = pair.at(1).get<std::string>();
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(std::string("the package's chat format is malformed (") + e.what() + "): re-run the planner");
+  }
+  return f;
+}
+
+std::string ChatFormat::Render(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
+  std::string out = head_;
+  if (!messages.empty() && messages[0].role != "system") out += default_system_;
+  for (const ChatMessage& m : messages) {
+    int r = 0;
+    while (r < 3 && m.role != kRoles[r]) ++r;
+    if (r == 3) throw Error("chat role '" + m.role + "' is not one of system, user, assistant");
+    out += prefix_[r] + m.content + suffix_[r];
+  }
+  if (add_generation_prompt) out += generation_prompt_;
+  return out;
+}
+
+}  // namespace tileinfer
