@@ -18,6 +18,9 @@ for stage in "$@"; do
       step info
       nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,memory.total --format=csv
       grep -E "registers|spill" $B/worker_kernel_worker.ptxas.txt | tail -2 ;;
+    floor)
+      step "streaming-read bandwidth (the floor's denominator; not yet run on the H200)"
+      $B/floor | tee "$OUT/floor.json" || rc=1 ;;
     probe)
       step probe
       $B/probe | tee "$OUT/target_probe.json" || rc=1

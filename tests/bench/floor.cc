@@ -1,0 +1,88 @@
+// `floor`: achieved read bandwidth on this GPU for a buffer the size of a model, best over
+// launch shapes, and against the number of active SMs (one block per SM). Prints JSON.
+//
+//   floor [--bytes=2471628800] [--reps=20]
+//
+// The floor per token of a model is then (weight bytes + K/V bytes at the context) / best.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <gflags/gflags.h>
+
+#include "cuda/stream_read.h"
+
+DEFINE_uint64(bytes, 2471628800ull, "Buffer size (default: Llama-3.2-1B's BF16 weights).");
+DEFINE_int32(reps, 20, "Timed repetitions per configuration (median reported).");
+
+namespace {
+
+float Median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+bool Check(cudaError_t err, const char* what) {
+  if (err != cudaSuccess) std::fprintf(stderr, "error: %s: %s\n", what, cudaGetErrorString(err));
+  return err == cudaSuccess;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  cudaDeviceProp prop;
+  if (!Check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties")) return 1;
+  const size_t bytes = FLAGS_bytes / 16 * 16;
+  void* data = nullptr;
+  uint32_t* sink = nullptr;
+  if (!Check(cudaMalloc(&data, bytes), "cudaMalloc (buffer)") ||
+      !Check(cudaMalloc(&sink, 4096 * sizeof(uint32_t)), "cudaMalloc (sink)") ||
+      !Check(cudaMemset(data, 0x5A, bytes), "cudaMemset")) {
+    return 1;
+  }
+  auto measure = [&](int blocks, int threads) -> float {  // GB/s, median
+    std::vector<float> gbps;
+    for (int r = 0; r < FLAGS_reps + 2; ++r) {
+      float ms = 0;
+      const std::string err = tileinfer::StreamRead(data, bytes, blocks, threads, sink, &ms);
+      if (!err.empty()) {
+        std::fprintf(stderr, "error: %s\n", err.c_str());
+        return -1;
+      }
+      if (r >= 2) gbps.push_back(static_cast<float>(bytes / (ms * 1e6)));  // 2 warm-ups
+    }
+    return Median(gbps);
+  };
+  const int sms = prop.multiProcessorCount;
+  std::printf("{\n  \"gpu\": \"%s\", \"sm_count\": %d, \"bytes\": %zu, \"reps\": %d,\n  \"shapes\": [\n", prop.name,
+              sms, bytes, FLAGS_reps);
+  float best = 0;
+  bool first = true;
+  for (int per_sm : {1, 2, 4, 8}) {
+    for (int threads : {256, 512, 1024}) {
+      if (per_sm * threads > 2048) continue;
+      const float g = measure(per_sm * sms, threads);
+      if (g < 0) return 1;
+      best = std::max(best, g);
+      std::printf("%s    {\"blocks_per_sm\": %d, \"threads\": %d, \"gbps\": %.1f}", first ? "" : ",\n", per_sm,
+                  threads, g);
+      first = false;
+    }
+  }
+  std::printf("\n  ],\n  \"best_gbps\": %.1f,\n  \"by_active_sms\": [\n", best);
+  first = true;
+  for (int active = 1; active <= sms; active = active * 2 > sms && active != sms ? sms : active * 2) {
+    const float g = measure(active, 512);
+    if (g < 0) return 1;
+    std::printf("%s    {\"sms\": %d, \"gbps\": %.1f}", first ? "" : ",\n", active, g);
+    first = false;
+  }
+  std::printf("\n  ]\n}\n");
+  cudaFree(data);
+  cudaFree(sink);
+  return 0;
+}
