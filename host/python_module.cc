@@ -7,6 +7,7 @@
 
 #include "cuda/device_query.h"
 #include "host/cpu_executor.h"
+#include "host/api.h"
 #include "host/error.h"
 #include "host/package.h"
 #include "host/tokenizer.h"
@@ -38,6 +39,9 @@ class CpuSession {
     return exec_.Generate(prompt, options).tokens;
   }
   std::string Decode(const std::vector<int>& ids) const { return tokenizer_.Decode(ids); }
+  std::vector<int> Encode(const std::string& text, bool parse_special) const {
+    return tokenizer_.Encode(text, parse_special);
+  }
   const Package& package() const { return *pkg_; }
 
  private:
@@ -45,6 +49,76 @@ class CpuSession {
   bool validated_;
   CpuExecutor exec_;
   Tokenizer tokenizer_;
+};
+
+void Check(const api::Status& s) {
+  if (!s.ok()) throw Error(s.message());
+}
+
+// The public API (host/api.h) for Python: the same Engine, Request and Result.
+class PyEngine {
+ public:
+  PyEngine(const std::string& path, const std::string& device, int cpu_threads, bool check_target) {
+    api::EngineOptions o;
+    o.device = device;
+    o.cpu_threads = cpu_threads;
+    o.check_target = check_target;
+    Check(api::Engine::Open(path, o, &engine_));
+  }
+
+  py::dict Generate(const py::object& prompt, const py::object& prompt_ids, const py::object& chat,
+                    int max_new_tokens, float temperature, int top_k, float top_p, uint64_t seed,
+                    const std::string& stop, bool stop_at_eos, const py::object& on_token) {
+    api::Request r;
+    if (!prompt.is_none()) r.prompt = prompt.cast<std::string>();
+    if (!prompt_ids.is_none()) r.prompt_ids = prompt_ids.cast<std::vector<int>>();
+    if (!chat.is_none()) {
+      for (const py::handle m : chat) {
+        r.chat.push_back({m["role"].cast<std::string>(), m["content"].cast<std::string>()});
+      }
+    }
+    r.max_new_tokens = max_new_tokens;
+    r.temperature = temperature;
+    r.top_k = top_k;
+    r.top_p = top_p;
+    r.seed = seed;
+    r.stop = stop;
+    r.stop_at_eos = stop_at_eos;
+    api::TokenCallback callback;
+    if (!on_token.is_none()) {
+      callback = [&on_token](int id, const std::string& piece) {
+        const py::object go_on = on_token(id, py::bytes(piece));
+        return go_on.is_none() || go_on.cast<bool>();
+      };
+    }
+    api::Result result;
+    Check(engine_->Generate(r, callback, &result));
+    py::dict d;
+    d["prompt_ids"] = result.prompt_ids;
+    d["tokens"] = result.tokens;
+    d["text"] = py::bytes(result.text).attr("decode")("utf-8", "replace");
+    d["stopped"] = result.stopped;
+    d["prompt_ms"] = result.prompt_ms;
+    d["decode_ms"] = result.decode_ms;
+    return d;
+  }
+
+  std::vector<int> Encode(const std::string& text) const {
+    std::vector<int> ids;
+    Check(engine_->Encode(text, &ids));
+    return ids;
+  }
+
+  py::str Decode(const std::vector<int>& ids) const {
+    std::string text;
+    Check(engine_->Decode(ids, &text));
+    return py::bytes(text).attr("decode")("utf-8", "replace");
+  }
+
+  std::string executor_name() const { return engine_->executor_name(); }
+
+ private:
+  std::unique_ptr<api::Engine> engine_;
 };
 
 }  // namespace
@@ -58,6 +132,21 @@ PYBIND11_MODULE(_tileinfer, m) {
   m.def(
       "validate_package", [](const std::string& path) { ValidatePlan(*Package::Open(path)); },
       py::arg("path"), "Opens and validates a package; raises Error naming the failed check.");
+  py::class_<PyEngine>(m, "Engine",
+                       "A package opened with the public API (host/api.h): generation on the GPU when "
+                       "usable and planned for, else on the CPU.")
+      .def(py::init<const std::string&, const std::string&, int, bool>(), py::arg("path"),
+           py::arg("device") = "auto", py::arg("cpu_threads") = 0, py::arg("check_target") = true)
+      .def("generate", &PyEngine::Generate, py::kw_only(), py::arg("prompt") = py::none(),
+           py::arg("prompt_ids") = py::none(), py::arg("chat") = py::none(), py::arg("max_new_tokens") = 32,
+           py::arg("temperature") = 0.0f, py::arg("top_k") = 0, py::arg("top_p") = 1.0f, py::arg("seed") = 0,
+           py::arg("stop") = "", py::arg("stop_at_eos") = true, py::arg("on_token") = py::none(),
+           "Generates from exactly one of prompt (text), prompt_ids or chat (a list of {'role', "
+           "'content'} dicts). on_token(id, piece_bytes) is called as tokens are chosen; returning "
+           "False stops. Returns a dict: prompt_ids, tokens, text, stopped, prompt_ms, decode_ms.")
+      .def("encode", &PyEngine::Encode, py::arg("text"), "Ids of text (special tokens parsed; no BOS).")
+      .def("decode", &PyEngine::Decode, py::arg("ids"), "Text of token ids.")
+      .def_property_readonly("executor_name", &PyEngine::executor_name);
   py::class_<CpuSession>(m, "CpuSession", "A package loaded, validated and run by the CPU executor.")
       .def(py::init<const std::string&, int>(), py::arg("path"), py::arg("threads") = 0)
       .def("step", &CpuSession::Step, py::arg("token"), py::arg("pos"), py::arg("logits") = true,
@@ -67,6 +156,19 @@ PYBIND11_MODULE(_tileinfer, m) {
       .def("generate", &CpuSession::Generate, py::arg("prompt"), py::arg("max_new_tokens"),
            py::arg("stop_at_eos") = true, "Greedy generation from position 0; returns new ids.")
       .def("decode", &CpuSession::Decode, py::arg("ids"), "Text of token ids.")
+      .def("encode", &CpuSession::Encode, py::arg("text"), py::arg("parse_special") = true,
+           "Token ids of `text` (no BOS), as HF tokenizers encodes it.")
       .def_property_readonly("vocab_size", [](const CpuSession& s) { return s.package().model().vocab; })
       .def_property_readonly("max_context", [](const CpuSession& s) { return s.package().plan().max_context; });
+  py::class_<Tokenizer>(m, "Tokenizer", "A package's tokenizer alone (byte-level BPE).")
+      .def(py::init([](const std::string& path) { return Tokenizer::FromJson(Package::Open(path)->tokenizer_json()); }),
+           py::arg("path"), "The tokenizer of the package at `path`.")
+      .def_static("from_json", &Tokenizer::FromJson, py::arg("section"),
+                  "A tokenizer from the text of a package's tokenizer section (TokenizerSpec.to_json()).")
+      .def("encode", &Tokenizer::Encode, py::arg("text"), py::arg("parse_special") = true,
+           "Token ids of `text`, without BOS; special tokens are parsed only when parse_special.")
+      .def("decode", &Tokenizer::Decode, py::arg("ids"), "Text of token ids.")
+      .def_property_readonly("vocab_size", &Tokenizer::vocab_size)
+      .def_property_readonly("bos_id", &Tokenizer::bos_id)
+      .def_property_readonly("add_bos", &Tokenizer::add_bos);
 }

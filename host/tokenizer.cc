@@ -1,22 +1,42 @@
 #include "host/tokenizer.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+
 #include <nlohmann/json.hpp>
+#include <unicode/regex.h>
+#include <unicode/utext.h>
+#include <unicode/utf8.h>
 
 #include "host/error.h"
 
 namespace tileinfer {
+
+struct Tokenizer::Patterns {
+  std::vector<std::unique_ptr<icu::RegexPattern>> compiled;
+  std::vector<std::string> source;  // as the package gives them, for messages
+};
+
 namespace {
 
 // GPT-2's byte-to-symbol table: printable bytes stand for themselves, the other 68 bytes
 // are shifted to code points 256.. so that every byte is a visible character.
-std::unordered_map<uint32_t, uint8_t> UnicodeToByte() {
-  std::unordered_map<uint32_t, uint8_t> table;
+std::vector<uint32_t> ByteToCodePoint() {
+  std::vector<uint32_t> table(256);
   uint32_t next = 256;
   for (uint32_t b = 0; b < 256; ++b) {
     const bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174);
-    table[printable ? b : next++] = static_cast<uint8_t>(b);
+    table[b] = printable ? b : next++;
   }
   return table;
+}
+
+std::string Utf8(uint32_t cp) {
+  char buf[U8_MAX_LENGTH];
+  int32_t n = 0;
+  U8_APPEND_UNSAFE(buf, n, cp);
+  return std::string(buf, n);
 }
 
 // Decodes one UTF-8 sequence at s[i]; advances i. Invalid bytes decode as themselves.
@@ -30,24 +50,275 @@ uint32_t NextCodePoint(const std::string& s, size_t& i) {
   return cp;
 }
 
+// Offset of the first byte of `text` that is not valid UTF-8 (ICU's check: no overlong
+// forms, surrogates or code points past U+10FFFF), or npos.
+size_t InvalidUtf8At(const std::string& text) {
+  if (text.size() > static_cast<size_t>(INT32_MAX)) throw Error("text to encode is over 2 GiB");
+  const auto* s = reinterpret_cast<const uint8_t*>(text.data());
+  const int32_t n = static_cast<int32_t>(text.size());
+  for (int32_t i = 0; i < n;) {
+    const int32_t start = i;
+    UChar32 c;
+    U8_NEXT(s, i, n, c);
+    if (c < 0) return static_cast<size_t>(start);
+  }
+  return std::string::npos;
+}
+
 }  // namespace
+
+Tokenizer::Tokenizer() : patterns_(std::make_unique<Patterns>()) {}
+Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
+Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
+Tokenizer::~Tokenizer() = default;
 
 Tokenizer Tokenizer::FromJson(const std::string& text) {
   Tokenizer tok;
+  std::vector<std::string> merges, regexes;
   try {
     const nlohmann::json j = nlohmann::json::parse(text);
     tok.vocab_ = j.at("vocab").get<std::vector<std::string>>();
-    if (j.contains("special_tokens")) {
-      for (const auto& [id, content] : j.at("special_tokens").items()) {
-        tok.special_[std::stoi(id)] = content.get<std::string>();
+    for (const char* field : {"special_tokens", "added_tokens"}) {
+      if (!j.contains(field)) continue;
+      for (const auto& [id, content] : j.at(field).items()) {
+        const int i = std::stoi(id);
+        tok.verbatim_[i] = content.get<std::string>();
+        tok.is_special_[i] = std::string(field) == "special_tokens";
       }
     }
+    merges = j.at("merges").get<std::vector<std::string>>();
+    regexes = j.at("pre_tokenizer_regexes").get<std::vector<std::string>>();
+    tok.ignore_merges_ = j.at("ignore_merges").get<bool>();
+    tok.add_bos_ = j.value("add_bos", false);
+    if (j.contains("bos_id") && !j.at("bos_id").is_null()) tok.bos_id_ = j.at("bos_id").get<int>();
   } catch (const std::exception& e) {
     throw Error(std::string("the package's tokenizer section is malformed (") + e.what() +
                 "): re-run the planner");
   }
-  tok.unicode_to_byte_ = UnicodeToByte();
+  const int n = tok.vocab_size();
+  for (const auto& [id, content] : tok.verbatim_) {
+    if (id < 0 || id >= n) {
+      throw Error("tokenizer: added token id " + std::to_string(id) + " is outside the vocabulary of " +
+                  std::to_string(n) + ": re-run the planner");
+    }
+  }
+  if (tok.add_bos_ && (tok.bos_id_ < 0 || tok.bos_id_ >= n)) {
+    throw Error("tokenizer: add_bos is set but bos_id " + std::to_string(tok.bos_id_) +
+                " is not a token: re-run the planner");
+  }
+
+  // BPE looks tokens up in the model's vocabulary: an added token's text only where no
+  // model token has the same text (as HF, whose BPE model never sees added tokens).
+  for (int i = 0; i < n; ++i) {
+    if (!tok.verbatim_.count(i)) tok.token_id_.emplace(tok.vocab_[i], i);
+  }
+  for (const auto& [id, content] : tok.verbatim_) tok.token_id_.emplace(content, id);
+
+  const std::vector<uint32_t> code_points = ByteToCodePoint();
+  for (int b = 0; b < 256; ++b) {
+    tok.unicode_to_byte_[code_points[b]] = static_cast<uint8_t>(b);
+    tok.byte_symbol_[b] = Utf8(code_points[b]);
+    auto it = tok.token_id_.find(tok.byte_symbol_[b]);
+    tok.byte_id_[b] = it == tok.token_id_.end() ? -1 : it->second;
+  }
+
+  // Rank = position in the list; a repeated pair keeps its last rank (as HF's map does).
+  tok.merges_.reserve(merges.size());
+  auto id_of = [&](const std::string& token, const std::string& merge) {
+    auto it = tok.token_id_.find(token);
+    if (it == tok.token_id_.end()) {
+      throw Error("tokenizer: merge '" + merge + "' uses '" + token +
+                  "', which is not in the vocabulary: re-run the planner");
+    }
+    return it->second;
+  };
+  for (size_t r = 0; r < merges.size(); ++r) {
+    const std::string& m = merges[r];
+    const size_t space = m.find(' ');
+    if (space == std::string::npos || space == 0 || space + 1 == m.size() ||
+        m.find(' ', space + 1) != std::string::npos) {
+      throw Error("tokenizer: merge '" + m + "' is not two tokens: re-run the planner");
+    }
+    const std::string left = m.substr(0, space), right = m.substr(space + 1);
+    const uint64_t key = (static_cast<uint64_t>(id_of(left, m)) << 32) | static_cast<uint32_t>(id_of(right, m));
+    tok.merges_[key] = Merge{static_cast<int>(r), id_of(left + right, m)};
+  }
+
+  // Added tokens by first byte, longest first: the first that matches at a position is the
+  // longest there.
+  tok.verbatim_by_byte_.assign(256, {});
+  for (const auto& [id, content] : tok.verbatim_) {
+    if (!content.empty()) tok.verbatim_by_byte_[static_cast<uint8_t>(content[0])].push_back(id);
+  }
+  for (auto& ids : tok.verbatim_by_byte_) {
+    std::sort(ids.begin(), ids.end(), [&](int a, int b) {
+      const size_t la = tok.verbatim_[a].size(), lb = tok.verbatim_[b].size();
+      return la != lb ? la > lb : a < b;
+    });
+  }
+
+  for (const std::string& source : regexes) {
+    UErrorCode status = U_ZERO_ERROR;
+    UParseError where;
+    std::unique_ptr<icu::RegexPattern> p(
+        icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(source), 0, where, status));
+    if (U_FAILURE(status)) {
+      throw Error("tokenizer: pre-tokenizer pattern '" + source + "' does not compile with ICU (" +
+                  u_errorName(status) + " at offset " + std::to_string(where.offset) + ")");
+    }
+    tok.patterns_->compiled.push_back(std::move(p));
+    tok.patterns_->source.push_back(source);
+  }
   return tok;
+}
+
+std::vector<int> Tokenizer::Encode(const std::string& text, bool parse_special) const {
+  const size_t bad = InvalidUtf8At(text);
+  if (bad != std::string::npos) {
+    throw Error("text to encode is not valid UTF-8 (byte " + std::to_string(bad) + ")");
+  }
+  std::vector<int> out;
+  size_t chunk = 0;  // start of the text not yet encoded
+  for (size_t i = 0; i < text.size();) {
+    int match = -1;
+    for (int id : verbatim_by_byte_[static_cast<uint8_t>(text[i])]) {
+      const std::string& content = verbatim_.at(id);
+      if (text.compare(i, content.size(), content) == 0) {
+        match = id;
+        break;
+      }
+    }
+    if (match < 0) {
+      ++i;
+      continue;
+    }
+    const size_t len = verbatim_.at(match).size();
+    // HF finds special tokens even when it does not parse them, and then encodes their text
+    // as ordinary text; so their span is skipped, not searched again for other tokens.
+    if (is_special_.at(match) && !parse_special) {
+      i += len;
+      continue;
+    }
+    PreTokenize(text, chunk, i, out);
+    out.push_back(match);
+    i += len;
+    chunk = i;
+  }
+  PreTokenize(text, chunk, text.size(), out);
+  return out;
+}
+
+// Splits text[begin, end) with each pattern in turn (matches and the gaps between them are
+// pieces; a pattern sees one piece at a time, so a lookahead stops at the piece's end) and
+// appends each piece's BPE ids.
+void Tokenizer::PreTokenize(const std::string& text, size_t begin, size_t end,
+                            std::vector<int>& out) const {
+  if (begin >= end) return;
+  std::vector<std::pair<int64_t, int64_t>> pieces = {{static_cast<int64_t>(begin), static_cast<int64_t>(end)}};
+  if (!patterns_->compiled.empty()) {
+    UErrorCode status = U_ZERO_ERROR;
+    UText input = UTEXT_INITIALIZER;
+    utext_openUTF8(&input, text.data(), static_cast<int64_t>(text.size()), &status);
+    std::vector<std::pair<int64_t, int64_t>> next;
+    for (size_t p = 0; p < patterns_->compiled.size() && U_SUCCESS(status); ++p) {
+      std::unique_ptr<icu::RegexMatcher> m(patterns_->compiled[p]->matcher(status));
+      if (U_FAILURE(status)) break;
+      m->reset(&input);
+      next.clear();
+      for (const auto& [b, e] : pieces) {
+        m->region(b, e, status);  // opaque bounds (the default): nothing outside is seen
+        int64_t pos = b;
+        while (U_SUCCESS(status) && m->find(status)) {
+          const int64_t s = m->start64(status), t = m->end64(status);
+          if (s > pos) next.emplace_back(pos, s);
+          if (t > s) next.emplace_back(s, t);
+          pos = t;
+        }
+        if (U_FAILURE(status)) break;
+        if (pos < e) next.emplace_back(pos, e);
+      }
+      if (U_FAILURE(status)) {
+        utext_close(&input);
+        throw Error("tokenizer: pre-tokenizer pattern '" + patterns_->source[p] + "' failed in ICU (" +
+                    u_errorName(status) + ")");
+      }
+      pieces.swap(next);
+    }
+    utext_close(&input);
+    if (U_FAILURE(status)) throw Error(std::string("tokenizer: ICU failed (") + u_errorName(status) + ")");
+  }
+  for (const auto& [b, e] : pieces) Bpe(text, static_cast<size_t>(b), static_cast<size_t>(e), out);
+}
+
+// HF `tokenizers` BPE (models/bpe/word.rs merge_all): a min-heap of candidate merges by
+// (rank, position); an entry whose pair has since changed is dropped when popped.
+void Tokenizer::Bpe(const std::string& text, size_t begin, size_t end, std::vector<int>& out) const {
+  if (begin >= end) return;
+  if (ignore_merges_) {
+    std::string word;
+    for (size_t i = begin; i < end; ++i) word += byte_symbol_[static_cast<uint8_t>(text[i])];
+    auto whole = token_id_.find(word);
+    if (whole != token_id_.end()) {
+      out.push_back(whole->second);
+      return;
+    }
+  }
+  struct Symbol {
+    int id, prev, next;
+    bool alive;
+  };
+  const int n = static_cast<int>(end - begin);
+  std::vector<Symbol> sym(n);
+  for (int k = 0; k < n; ++k) {
+    const uint8_t byte = static_cast<uint8_t>(text[begin + k]);
+    if (byte_id_[byte] < 0) {
+      throw Error("tokenizer: byte " + std::to_string(byte) + " has no token in this vocabulary");
+    }
+    sym[k] = Symbol{byte_id_[byte], k - 1, k + 1 < n ? k + 1 : -1, true};
+  }
+  struct Candidate {
+    int rank, pos, new_id;
+  };
+  // std heaps put the greatest first: "greater" is the higher rank, then the later position.
+  auto later = [](const Candidate& a, const Candidate& b) {
+    return a.rank != b.rank ? a.rank > b.rank : a.pos > b.pos;
+  };
+  auto merge_of = [&](int left, int right) -> const Merge* {
+    auto it = merges_.find((static_cast<uint64_t>(left) << 32) | static_cast<uint32_t>(right));
+    return it == merges_.end() ? nullptr : &it->second;
+  };
+  std::vector<Candidate> heap;
+  for (int k = 0; k + 1 < n; ++k) {
+    if (const Merge* m = merge_of(sym[k].id, sym[k + 1].id)) heap.push_back({m->rank, k, m->new_id});
+  }
+  std::make_heap(heap.begin(), heap.end(), later);
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), later);
+    const Candidate top = heap.back();
+    heap.pop_back();
+    Symbol& left = sym[top.pos];
+    if (!left.alive || left.next < 0) continue;
+    Symbol& right = sym[left.next];
+    const Merge* m = merge_of(left.id, right.id);
+    if (m == nullptr || m->new_id != top.new_id) continue;  // stale: the pair has changed
+    left.id = top.new_id;
+    right.alive = false;
+    left.next = right.next;
+    if (left.next >= 0) sym[left.next].prev = top.pos;
+    if (left.prev >= 0) {
+      if (const Merge* p = merge_of(sym[left.prev].id, left.id)) {
+        heap.push_back({p->rank, left.prev, p->new_id});
+        std::push_heap(heap.begin(), heap.end(), later);
+      }
+    }
+    if (left.next >= 0) {
+      if (const Merge* q = merge_of(left.id, sym[left.next].id)) {
+        heap.push_back({q->rank, top.pos, q->new_id});
+        std::push_heap(heap.begin(), heap.end(), later);
+      }
+    }
+  }
+  for (int k = 0; k >= 0; k = sym[k].next) out.push_back(sym[k].id);
 }
 
 std::string Tokenizer::Decode(const std::vector<int>& ids) const {
@@ -57,9 +328,9 @@ std::string Tokenizer::Decode(const std::vector<int>& ids) const {
       throw Error("token id " + std::to_string(id) + " is outside the vocabulary of " +
                   std::to_string(vocab_size()));
     }
-    auto special = special_.find(id);
-    if (special != special_.end()) {
-      out += special->second;
+    auto verbatim = verbatim_.find(id);
+    if (verbatim != verbatim_.end()) {
+      out += verbatim->second;
       continue;
     }
     const std::string& piece = vocab_[id];

@@ -1,7 +1,10 @@
-// The package's tokenizer (the "tokenizer" JSON section): byte-level BPE, as GPT-2, SmolLM2
-// and Llama 3 use. For now, decoding ids to text.
+// The package's tokenizer (the "tokenizer" JSON section written by
+// py/planner/tokenizer_spec.py): byte-level BPE, as GPT-2, SmolLM2 and Llama 3 use. Encodes
+// text to the ids Hugging Face `tokenizers` gives, and decodes ids to text.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -10,18 +13,59 @@ namespace tileinfer {
 
 class Tokenizer {
  public:
-  // Parses the section written by py/planner/tokenizer_spec.py. Throws Error if malformed.
+  // Parses the section and compiles its pre-tokenizer patterns (ICU). Throws Error if the
+  // section is malformed, a merge names a token outside the vocabulary, or a pattern does
+  // not compile.
   static Tokenizer FromJson(const std::string& text);
+  Tokenizer(Tokenizer&&) noexcept;
+  Tokenizer& operator=(Tokenizer&&) noexcept;
+  ~Tokenizer();
 
-  // UTF-8 text of `ids` (byte-level symbols mapped back to bytes; special tokens verbatim).
-  // Ids outside the vocabulary throw Error.
+  // Ids of UTF-8 `text`, without BOS (see add_bos()). As HF `tokenizers`:
+  //  1. added tokens are cut out verbatim, leftmost-longest; special ones only when
+  //     `parse_special` (false: their text is encoded like any other, as HF's
+  //     encode_special_tokens=True);
+  //  2. each remaining chunk is split by each pre-tokenizer pattern in turn, keeping matches
+  //     and the gaps between them (HF Split "Isolated");
+  //  3. each piece's bytes become GPT-2 byte symbols; with ignore_merges a piece found whole
+  //     in the vocabulary is one id; otherwise BPE merges the adjacent pair of lowest rank
+  //     (leftmost first) until none applies.
+  // Throws Error for invalid UTF-8 or a byte with no token (possible only in toy vocabularies).
+  std::vector<int> Encode(const std::string& text, bool parse_special = true) const;
+
+  // UTF-8 text of `ids` (byte-level symbols mapped back to bytes; added and special tokens
+  // verbatim). Ids outside the vocabulary throw Error.
   std::string Decode(const std::vector<int>& ids) const;
+
   int vocab_size() const { return static_cast<int>(vocab_.size()); }
+  int bos_id() const { return bos_id_; }      // -1: none
+  bool add_bos() const { return add_bos_; }   // whether a prompt starts with bos_id()
 
  private:
+  struct Merge {
+    int rank;
+    int new_id;
+  };
+  struct Patterns;  // the compiled ICU regexes (kept out of this header)
+
+  Tokenizer();
+  void Bpe(const std::string& text, size_t begin, size_t end, std::vector<int>& out) const;
+  void PreTokenize(const std::string& text, size_t begin, size_t end, std::vector<int>& out) const;
+
   std::vector<std::string> vocab_;                   // id -> token string
-  std::unordered_map<int, std::string> special_;     // id -> content, emitted verbatim
+  std::unordered_map<int, std::string> verbatim_;    // added/special id -> content
+  std::unordered_map<int, bool> is_special_;         // added id -> marked special
+  // Added tokens by first byte, longest first, for leftmost-longest matching.
+  std::vector<std::vector<int>> verbatim_by_byte_;
+  std::unordered_map<std::string, int> token_id_;    // byte-level token -> id (BPE vocabulary)
+  std::unordered_map<uint64_t, Merge> merges_;       // (left id << 32 | right id) -> merge
+  int byte_id_[256];                                 // byte -> id of its symbol, -1 if none
+  std::string byte_symbol_[256];                     // byte -> its GPT-2 symbol (UTF-8)
   std::unordered_map<uint32_t, uint8_t> unicode_to_byte_;
+  std::unique_ptr<Patterns> patterns_;
+  bool ignore_merges_ = false;
+  bool add_bos_ = false;
+  int bos_id_ = -1;
 };
 
 }  // namespace tileinfer

@@ -13,6 +13,10 @@ namespace {
 using format::Opcode;
 using format::TaskRecord;
 
+// Elements of all ACTIVATION and CANDIDATES buffers together that the validator tracks. The
+// largest Llama (405B: V = 128256, H = 16384) needs about 2^23; 2^26 is 512 MiB of tracking.
+constexpr uint64_t kMaxTrackedElements = uint64_t{1} << 26;
+
 std::string Describe(size_t index, const TaskRecord& t) {
   return "task " + std::to_string(index) + " (" + format::OpcodeName(t.opcode) + ", wave " +
          std::to_string(t.wave) + ", worker " + std::to_string(t.worker) + ", layer " +
@@ -263,6 +267,22 @@ void ValidatePlan(const Package& pkg) {
     }
   }
 
+  // A buffer named only by a field its opcode ignores escapes CheckOperands' size check:
+  // bound the tracking below (8 bytes per element) so that a damaged size is an error, not
+  // a terabyte allocation (found fuzzing, tests/fuzz).
+  uint64_t tracked = 0;  // each buffer holds <= 2^40 elements (Package): the sum cannot wrap
+  for (size_t b = 0; b < buffers.size; ++b) {
+    if (buffers[b].kind == static_cast<uint32_t>(format::BufferKind::KV_CACHE)) continue;
+    tracked += buffers[b].elements;
+    if (tracked > kMaxTrackedElements) {
+      throw Error(where + "the ACTIVATION and CANDIDATES buffers up to " + std::to_string(b) +
+                  " '" + Package::Name(buffers[b].name, sizeof(buffers[b].name)) + "' hold " +
+                  std::to_string(tracked) + " elements, more than the " +
+                  std::to_string(kMaxTrackedElements) +
+                  " any supported model needs: the file is damaged; re-run the planner");
+    }
+  }
+
   // Symbolic token: per element of every ACTIVATION/CANDIDATES buffer, the epoch that last
   // wrote it (-1: not yet this token) and, within the current epoch, the writing task.
   std::vector<std::vector<int32_t>> written(buffers.size), writer(buffers.size);
@@ -342,6 +362,26 @@ void ValidatePlan(const Package& pkg) {
       }
     }
   }
+  // The buffers meta names are used by the executors directly (logits read back, candidates
+  // and K/V cache sized from them): each must be of the kind and size its opcode needs.
+  // Without this a meta id naming the K/V cache crashed the loops below (found fuzzing).
+  const PlanParams& p = pkg.plan();
+  auto named = [&](uint32_t id, const char* key, format::BufferKind kind, const char* kind_name,
+                   uint64_t elements) {
+    const format::BufferRecord& b = buffers[id];  // id < buffers.size: checked by Package
+    if (b.kind != static_cast<uint32_t>(kind) || b.elements != elements) {
+      throw Error(where + "meta.plan.buffers." + key + " names buffer " + std::to_string(id) +
+                  " '" + Package::Name(b.name, sizeof(b.name)) + "' (kind " +
+                  std::to_string(b.kind) + ", " + std::to_string(b.elements) +
+                  " elements); it must be of kind " + kind_name + " with " +
+                  std::to_string(elements) + " elements");
+    }
+  };
+  using K = format::BufferKind;
+  named(p.buf_logits, "logits", K::ACTIVATION, "ACTIVATION", m.vocab);
+  named(p.buf_cand, "cand", K::CANDIDATES, "CANDIDATES", p.lm_head_slots);
+  named(p.buf_kv_cache, "kv_cache", K::KV_CACHE, "KV_CACHE",
+        uint64_t(m.layers) * 2 * p.max_context * m.kv_dim());
   const uint32_t logits = pkg.plan().buf_logits;
   for (uint64_t r = 0; r < buffers[logits].elements; ++r) {
     if (written[logits][r] < 0) {

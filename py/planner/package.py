@@ -461,7 +461,9 @@ def read_package(path: str, verify: bool = True) -> PackageView:
     for name in ("meta", "tokenizer"):
         try:
             js[name] = json.loads(blob(name).decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        # ValueError covers bad UTF-8, bad JSON and an integer of over 4300 digits (Python's
+        # int limit); RecursionError deep nesting. Both found by package_fuzz_test.py.
+        except (ValueError, RecursionError) as e:
             raise PackageError(f"{path}: section {name!r} is not UTF-8 JSON: {e}") from None
         if not isinstance(js[name], dict):
             raise PackageError(f"{path}: section {name!r} must hold a JSON object")

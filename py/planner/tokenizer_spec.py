@@ -97,6 +97,12 @@ class TokenizerSpec:
         special, added = {}, {}
         for entry in tok.get("added_tokens") or []:
             i, content = entry["id"], entry["content"]
+            flags = [f for f in ("lstrip", "rstrip", "single_word") if entry.get(f)]
+            if flags:
+                # They change where HF cuts the token out of the text; the runtime cuts
+                # verbatim only.
+                raise TokenizerError(f"{tok_path}: added token {content!r} sets {flags}; not "
+                                     f"supported")
             if i in by_id and by_id[i] != content:
                 raise TokenizerError(f"{tok_path}: added token {content!r} has id {i}, which the "
                                      f"vocab gives to {by_id[i]!r}")

@@ -114,10 +114,14 @@ def break_merge(tok):
     tok["model"]["merges"][3] = "abc"
 
 
+def break_lstrip(tok):
+    tok["added_tokens"][1]["lstrip"] = True
+
+
 @pytest.mark.parametrize("breaker, needle", [
     (break_model_type, "Unigram"), (break_byte_fallback, "byte_fallback"),
     (break_metaspace, "Metaspace"), (break_normalizer, "NFC"), (break_gap, "dense"),
-    (break_duplicate_id, "id 5"), (break_merge, "abc"),
+    (break_duplicate_id, "id 5"), (break_merge, "abc"), (break_lstrip, "lstrip"),
 ])
 def test_unsupported_or_broken_tokenizers(tmp_path, breaker, needle):
     tok, cfg = tiny_models.tiny_tokenizer(300)

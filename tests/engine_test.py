@@ -1,0 +1,107 @@
+"""The public API through Python (host/api.h via the pybind11 module): text and chat
+prompts, streaming, stop text, seeded sampling, exactly one BOS, errors as exceptions."""
+import json
+import sys
+
+import pytest
+
+from host import _tileinfer
+from planner import main as planner_main
+from tests.reference import tiny_models
+from tools import gguf_import, smollm2
+
+
+@pytest.fixture(scope="module")
+def smol(tmp_path_factory):
+    root = tmp_path_factory.mktemp("smollm2")
+    hf_dir = gguf_import.import_gguf(smollm2.gguf_path(), root / "hf")
+    pkg = root / "smollm2.tpkg"
+    planner_main.build_package(str(hf_dir), "h200", str(pkg), 512, progress=False)
+    return _tileinfer.Engine(str(pkg), device="cpu", cpu_threads=2)
+
+
+def test_chat_answers_and_stops_at_end_of_turn(smol):
+    streamed = []
+    r = smol.generate(chat=[{"role": "user", "content": "What is the capital of France?"}],
+                      max_new_tokens=48, on_token=lambda i, piece: streamed.append(i))
+    assert "Paris" in r["text"], r["text"]
+    assert r["stopped"] and r["tokens"][-1] == 2  # <|im_end|>
+    assert "<|im_end|>" not in r["text"]
+    assert streamed == r["tokens"]
+    # A second turn with the history: the engine keeps serving.
+    chat = [{"role": "user", "content": "What is the capital of France?"},
+            {"role": "assistant", "content": r["text"]},
+            {"role": "user", "content": "And of Italy?"}]
+    assert "Rome" in smol.generate(chat=chat, max_new_tokens=48)["text"]
+
+
+def test_text_prompt_equals_ids_prompt(smol):
+    text = "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n"
+    ids = [1, 4093, 198, 1780, 314, 260, 3575, 282, 4649, 47, 2, 198, 1, 520, 9531, 198]
+    assert smol.encode(text) == ids
+    a = smol.generate(prompt=text, max_new_tokens=16)
+    b = smol.generate(prompt_ids=ids, max_new_tokens=16)
+    assert a["prompt_ids"] == ids and a["tokens"] == b["tokens"]
+    assert a["text"] == "The capital of France is Paris."
+
+
+def test_stop_text_and_callback_stop(smol):
+    chat = [{"role": "user", "content": "What is the capital of France?"}]
+    r = smol.generate(chat=chat, max_new_tokens=48, stop="France")
+    assert r["stopped"] and r["text"].endswith("France")
+    r = smol.generate(chat=chat, max_new_tokens=48, on_token=lambda i, p: False)
+    assert len(r["tokens"]) == 1
+
+
+def test_seeded_sampling_is_reproducible(smol):
+    prompt = "Once upon a time"
+    runs = [smol.generate(prompt=prompt, max_new_tokens=20, temperature=1.0, top_p=0.95, seed=s,
+                          stop_at_eos=False)["tokens"] for s in (7, 7, 8, 9)]
+    assert runs[0] == runs[1]
+    assert runs[2] != runs[0] or runs[3] != runs[0]
+    greedy = smol.generate(prompt=prompt, max_new_tokens=20, stop_at_eos=False)["tokens"]
+    zero = smol.generate(prompt=prompt, max_new_tokens=20, temperature=0.0, seed=5,
+                         stop_at_eos=False)["tokens"]
+    assert greedy == zero
+
+
+def test_errors_are_exceptions_and_the_engine_goes_on(smol):
+    with pytest.raises(RuntimeError, match="exactly one of"):
+        smol.generate(prompt="a", prompt_ids=[1])
+    with pytest.raises(RuntimeError, match="top_p"):
+        smol.generate(prompt="a", temperature=1.0, top_p=0.0)
+    with pytest.raises(RuntimeError, match="max context"):
+        smol.generate(prompt="a", max_new_tokens=600)
+    with pytest.raises(RuntimeError, match="not one of system, user, assistant"):
+        smol.generate(chat=[{"role": "tool", "content": "x"}])
+    assert smol.generate(prompt="Hello", max_new_tokens=2)["tokens"]
+    with pytest.raises(RuntimeError, match="cannot open package"):
+        _tileinfer.Engine("/nonexistent.tpkg")
+
+
+def test_exactly_one_bos(tmp_path):
+    """A tokenizer that adds BOS and a template that writes it: one BOS, never two."""
+    ckpt = tmp_path / "bos"
+    tiny_models.write_tiny_checkpoint(ckpt, hidden=64, ffn=96, layers=1, heads=4, kv_heads=2,
+                                      vocab=120, seed=2)
+    cfg = json.loads((ckpt / "tokenizer_config.json").read_text())
+    cfg.update(add_bos_token=True, bos_token="<|endoftext|>",
+               chat_template="{{ bos_token }}" + tiny_models.CHAT_TEMPLATE)
+    (ckpt / "tokenizer_config.json").write_text(json.dumps(cfg))
+    model_cfg = json.loads((ckpt / "config.json").read_text())
+    model_cfg["bos_token_id"] = 0
+    (ckpt / "config.json").write_text(json.dumps(model_cfg))
+    gen_cfg = json.loads((ckpt / "generation_config.json").read_text())
+    gen_cfg["bos_token_id"] = 0
+    (ckpt / "generation_config.json").write_text(json.dumps(gen_cfg))
+    pkg = tmp_path / "bos.tpkg"
+    planner_main.build_package(str(ckpt), "h200", str(pkg), 64, progress=False)
+    e = _tileinfer.Engine(str(pkg), device="cpu", cpu_threads=1)
+    for kwargs in (dict(chat=[{"role": "user", "content": "hi"}]), dict(prompt="hi"),
+                   dict(prompt="<|endoftext|>hi")):
+        ids = e.generate(max_new_tokens=1, stop_at_eos=False, **kwargs)["prompt_ids"]
+        assert ids[0] == 0 and ids.count(0) == 1, (kwargs, ids)
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))

