@@ -19,7 +19,7 @@ for stage in "$@"; do
       nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,memory.total --format=csv
       grep -E "registers|spill" $B/worker_kernel_worker.ptxas.txt | tail -2 ;;
     floor)
-      step "streaming-read bandwidth (the floor's denominator; not yet run on the H200)"
+      step "streaming-read bandwidth (the floor's denominator)"
       $B/floor | tee "$OUT/floor.json" || rc=1 ;;
     probe)
       step probe
@@ -61,6 +61,12 @@ for stage in "$@"; do
             --tokens=256 --stage_bytes=$sb | grep -E 'determinism|FAIL|context' | tr '\n' ' ')"
         done
       done 2>&1 | tee "$OUT/bench_stage.txt" ;;
+    api_gpu)
+      step "decode (public API) on the GPU: ids, text prompt, chat"
+      python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=tiny || rc=1
+      $B/decode --package="$W/tiny_9x3.tpkg" --prompt_ids=1,5,7 --max_new_tokens=70 --ignore_eos --device=gpu 2>&1 | tail -3 || rc=1
+      $B/decode --package="$W/tiny_9x3.tpkg" --prompt="hello world" --max_new_tokens=8 --device=gpu 2>&1 | tail -2 || rc=1
+      printf 'hi\nagain\n' | $B/decode --package="$W/tiny_9x3.tpkg" --chat --max_new_tokens=8 --device=gpu 2>&1 | tail -4 || rc=1 ;;
     nonfinite)
       step "a non-finite logit stops the request (GPU and CPU)"
       python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=tiny_inf || rc=1
