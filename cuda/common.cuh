@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "cuda/plan_format.h"
+#include "cuda/select.h"
 #include "cuda/worker.h"
 
 namespace tileinfer {
@@ -14,8 +15,8 @@ namespace device {
 
 constexpr int kThreads = kWorkerThreads;
 constexpr int kWarps = kWorkerThreads / 32;
-constexpr int kMaxDimsPerLane = 4;   // head_dim <= 128 on the GPU path
-constexpr int kGpuMaxGroup = 8;      // query heads per K/V head on the GPU path
+constexpr int kMaxDimsPerLane = kGpuMaxHeadDim / 32;  // head dims a lane holds in attention
+static_assert(kGpuMaxHeadDim % 32 == 0, "attention spreads head dims over a warp's lanes");
 
 __device__ __forceinline__ float Bf16(uint16_t h) { return __uint_as_float(uint32_t(h) << 16); }
 __device__ __forceinline__ float Bf16Lo(uint32_t w) { return __uint_as_float(w << 16); }
@@ -97,11 +98,6 @@ __device__ __forceinline__ void RmsNormToShared(const float* x, const uint16_t* 
   for (int i = threadIdx.x; i < n; i += kThreads) xn[i] = xn[i] * inv * Bf16(__ldg(g + i));
   __syncthreads();
 }
-
-struct Candidate {
-  float value;
-  int32_t id;
-};
 
 // What every opcode needs besides its task record.
 struct StepContext {

@@ -15,6 +15,7 @@
 #include "cuda/op_ffn_reduce.cuh"
 #include "cuda/op_lm_head.cuh"
 #include "cuda/op_rmsnorm_gemv.cuh"
+#include "cuda/select.h"
 #include "cuda/stage.cuh"
 #include "cuda/worker.h"
 
@@ -34,21 +35,6 @@ __device__ __forceinline__ void RunTask(const format::TaskRecord& t, const StepC
     case format::Opcode::LM_HEAD: OpLmHead(t, c); break;
     default: break;  // unreachable: the host validated every opcode
   }
-}
-
-// Largest value, lowest id among ties; kCandidateNonFinite if any slot saw a non-finite logit.
-__device__ int SelectGreedy(const Candidate* cand, int n) {
-  int best = -1;
-  float best_value = 0;
-  for (int s = 0; s < n; ++s) {
-    const Candidate k = cand[s];
-    if (k.id == format::kCandidateNonFinite || !isfinite(k.value)) return format::kCandidateNonFinite;
-    if (best < 0 || k.value > best_value || (k.value == best_value && k.id < best)) {
-      best = k.id;
-      best_value = k.value;
-    }
-  }
-  return best;
 }
 
 __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p) {
@@ -82,8 +68,8 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
         RunTask(t, StepContext{p, token, pos, smem, scratch, stage, task_staged});
       }
       if (!skip) {
-        if (p.stage_bytes > 0) {  // stage the next task's weights, then wait at the barrier
-          const uint32_t next = i < last ? i : first;
+        const uint32_t next = i < last ? i : first;
+        if (p.stage_bytes > 0 && staged_for != next) {  // stage the next task's weights
           WaitStaged();  // the buffer is free: no copy in flight, no task reading it
           staged = StageTask(RangesOf(p.tasks[p.worker_tasks[next]], p), stage, p.stage_bytes);
           staged_for = next;
@@ -100,6 +86,7 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
     const int next = s_next;
     __syncthreads();
     if (next == format::kCandidateNonFinite) {
+      asm volatile("cp.async.wait_all;\n" ::);  // no copy may outlive the block
       if (recorder) {
         *p.out_count = count;
         *p.out_status = kStatusNonFinite;
@@ -111,6 +98,7 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
     bool stop = false;
     for (int k = 0; k < p.n_stop_ids; ++k) stop |= next == p.stop_ids[k];
     if (stop) {
+      asm volatile("cp.async.wait_all;\n" ::);
       if (recorder) {
         *p.out_count = count;
         *p.out_status = kStatusStopToken;
@@ -119,6 +107,7 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
     }
     token = s + 1 < p.n_forced ? p.forced[s + 1] : next;
   }
+  asm volatile("cp.async.wait_all;\n" ::);
   if (recorder) {
     *p.out_count = count;
     *p.out_status = kStatusDone;
@@ -148,6 +137,14 @@ std::string WorkerOccupancy(size_t shared_bytes, int* blocks_per_sm, int* regist
   if (err != cudaSuccess) return std::string("cudaFuncGetAttributes: ") + cudaGetErrorString(err);
   *registers = attr.numRegs;
   *local_bytes = static_cast<int>(attr.localSizeBytes);
+  return "";
+}
+
+std::string WorkerStaticSharedBytes(size_t* bytes) {
+  cudaFuncAttributes attr;
+  const cudaError_t err = cudaFuncGetAttributes(&attr, device::WorkerKernel);
+  if (err != cudaSuccess) return std::string("cudaFuncGetAttributes: ") + cudaGetErrorString(err);
+  *bytes = attr.sharedSizeBytes;
   return "";
 }
 

@@ -17,8 +17,8 @@ namespace tileinfer {
 inline constexpr int kWorkerThreads = 512;        // threads per worker block
 inline constexpr int kMaxStepsPerLaunch = 64;     // token steps per cooperative launch
 inline constexpr int kMaxStopIds = 16;
-inline constexpr int kMaxHeadDim = 256;
-inline constexpr int kMaxGroup = 16;              // query heads per K/V head
+inline constexpr int kGpuMaxHeadDim = 128;        // head_dim the GPU path supports
+inline constexpr int kGpuMaxGroup = 8;            // query heads per K/V head it supports
 
 // Status words the kernel leaves for the host (device memory, int32 each).
 enum WorkerStatus : int32_t {
@@ -46,11 +46,11 @@ struct WorkerParams {
   uint32_t stage_bytes;
 
   // Model.
-  int hidden, ffn, vocab, heads, kv_heads, head_dim, layers;
+  int hidden, heads, kv_heads, head_dim;
   float rms_norm_eps;
   int max_context;
   int attention_min_chunk;            // plan.attention_min_chunk (== ATTENTION param2)
-  uint32_t buf_cand, buf_logits;
+  uint32_t buf_cand;
   int n_cand;
 
   // This launch: step s runs input token forced[s] when s < n_forced, else the token chosen
@@ -77,6 +77,9 @@ size_t WorkerSharedBytes(int hidden, int q_dim, int head_dim, int group, int max
 // Occupancy of the compiled kernel: blocks per SM for `shared_bytes`, registers per thread,
 // local (spill) bytes per thread. Returns a CUDA error string, empty on success.
 std::string WorkerOccupancy(size_t shared_bytes, int* blocks_per_sm, int* registers, int* local_bytes);
+
+// Static shared memory (bytes) the compiled kernel uses beside the dynamic part.
+std::string WorkerStaticSharedBytes(size_t* bytes);
 
 // Cooperative launch of `workers` blocks. Returns a CUDA error string, empty on success.
 std::string LaunchWorker(const WorkerParams& params, int workers, size_t shared_bytes);

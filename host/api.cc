@@ -20,6 +20,8 @@ struct Engine::Impl {
   std::unique_ptr<Package> pkg;
   std::unique_ptr<Tokenizer> tokenizer;
   std::unique_ptr<Executor> exec;
+  std::unique_ptr<ChatFormat> chat;  // null: the package has no chat format (chat_error says why)
+  std::string chat_error;
 
   // The request's prompt as ids (see Request).
   std::vector<int> PromptIds(const Request& r) const {
@@ -32,7 +34,8 @@ struct Engine::Impl {
     if (!r.chat.empty()) {
       std::vector<ChatMessage> messages;
       for (const Message& m : r.chat) messages.push_back({m.role, m.content});
-      text = ChatFormat::FromTokenizerJson(pkg->tokenizer_json()).Render(messages, true);
+      if (!chat) throw tileinfer::Error(chat_error);
+      text = chat->Render(messages, true);
     }
     std::vector<int> ids = tokenizer->Encode(text, true);
     const int bos = tokenizer->bos_id();
@@ -74,6 +77,11 @@ Status Engine::Open(const std::string& package_path, const EngineOptions& option
     impl->pkg = Package::Open(package_path);
     ValidatePlan(*impl->pkg);
     impl->tokenizer = std::make_unique<Tokenizer>(Tokenizer::FromJson(impl->pkg->tokenizer_json()));
+    try {  // parsed once; a package without a chat format still serves text and id prompts
+      impl->chat = std::make_unique<ChatFormat>(ChatFormat::FromTokenizerJson(impl->pkg->tokenizer_json()));
+    } catch (const tileinfer::Error& e) {
+      impl->chat_error = e.what();
+    }
     const DeviceInfo dev = QueryDevices();
     if (options.device == "gpu" || (options.device == "auto" && dev.count > 0)) {
       if (dev.count == 0) throw tileinfer::Error("device gpu, but there is no usable GPU (" + dev.why_none + ")");

@@ -54,21 +54,6 @@ void Rope(float* v, const float* inv_freq, int hd, int pos) {
 
 }  // namespace
 
-int32_t SelectGreedy(const Candidate* slots, int n) {
-  int32_t best = -1;
-  float best_value = 0;
-  for (int s = 0; s < n; ++s) {
-    if (slots[s].id == format::kCandidateNonFinite || !std::isfinite(slots[s].value)) {
-      return format::kCandidateNonFinite;
-    }
-    if (best < 0 || slots[s].value > best_value || (slots[s].value == best_value && slots[s].id < best)) {
-      best = slots[s].id;
-      best_value = slots[s].value;
-    }
-  }
-  return best;
-}
-
 CpuExecutor::CpuExecutor(const Package& pkg, int threads) : pkg_(pkg) {
   const auto buffers = pkg.buffers();
   f32_.resize(buffers.size);

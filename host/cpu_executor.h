@@ -11,19 +11,11 @@
 #include <thread>
 #include <vector>
 
+#include "cuda/select.h"
 #include "host/executor.h"
 #include "host/package.h"
 
 namespace tileinfer {
-
-struct Candidate {
-  float value;  // largest logit of the task's rows
-  int32_t id;   // its token id (lowest among ties), or kCandidateNonFinite
-};
-
-// The greedy choice over candidate slots: largest value, lowest id among ties.
-// Returns kCandidateNonFinite when any slot saw a non-finite logit.
-int32_t SelectGreedy(const Candidate* slots, int n);
 
 class CpuExecutor : public Executor {
  public:

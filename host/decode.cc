@@ -60,7 +60,6 @@ void PrintTimes(const api::Result& r) {
 }
 
 int Run() {
-  if (FLAGS_package.empty()) throw Error("--package is required (a .tpkg written by the planner)");
   const int prompts = !FLAGS_prompt.empty() + !FLAGS_prompt_ids.empty() + FLAGS_chat;
   if (prompts > 1) throw Error("give one of --prompt, --prompt_ids or --chat");
   api::EngineOptions eo;
@@ -139,7 +138,8 @@ int main(int argc, char** argv) {
   }
   if (FLAGS_package.empty()) {
     gflags::ShowUsageWithFlagsRestrict(argv[0], "host/");
-    return 0;
+    std::fprintf(stderr, "error: --package is required\n");
+    return 2;
   }
   try {
     return tileinfer::Run();

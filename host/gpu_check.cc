@@ -9,7 +9,7 @@
 // max|gpu - cpu| / max|cpu|. Then generates --tokens greedily --runs times and checks that
 // every run gives the same tokens and the same final logits bits. --logits_out writes
 // the prompt ids and the GPU logits (raw little-endian) for the Hugging Face comparison
-// (py/tools/hf_reference.py). Exits 1 when a tolerance or a determinism check fails.
+// (py/tools/hf_compare.py). Exits 1 when a tolerance or a determinism check fails.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -41,6 +41,7 @@ DEFINE_string(tokens_out, "", "Write the generation's prompt and tokens here (co
 DEFINE_uint32(stage_bytes, 0, "GPU: shared memory per worker for staging its next task's weights (0: off).");
 DEFINE_bool(check_target, true, "Refuse a package made for another GPU or worker build.");
 DEFINE_int32(threads, 0, "CPU executor threads.");
+DEFINE_int32(cpu_generate_tokens, 32, "Also compare the GPU's generation (64-step launches) with the CPU executor's for this many tokens (0: skip).");
 
 namespace tileinfer {
 namespace {
@@ -64,8 +65,15 @@ int Run() {
   GpuExecutor gpu(*pkg, options);
   std::printf("gpu_check: %s on %s\n", pkg->path().c_str(), gpu.name().c_str());
   std::vector<int> contexts = ParseIntList(FLAGS_contexts, "--contexts");
-  std::vector<int> cpu_contexts = FLAGS_cpu_contexts.empty() ? contexts : ParseIntList(FLAGS_cpu_contexts, "--cpu_contexts");
   std::sort(contexts.begin(), contexts.end());
+  contexts.erase(std::unique(contexts.begin(), contexts.end()), contexts.end());
+  if (!contexts.empty() && contexts[0] < 1) throw Error("--contexts must be >= 1");
+  std::vector<int> cpu_contexts = FLAGS_cpu_contexts.empty() ? contexts : ParseIntList(FLAGS_cpu_contexts, "--cpu_contexts");
+  for (int c : cpu_contexts) {
+    if (!std::binary_search(contexts.begin(), contexts.end(), c)) {
+      throw Error("--cpu_contexts value " + std::to_string(c) + " is not one of --contexts");
+    }
+  }
   const int max_ctx = contexts.empty() ? 0 : contexts.back();
   const int cpu_max = cpu_contexts.empty() ? 0 : *std::max_element(cpu_contexts.begin(), cpu_contexts.end());
   if (max_ctx > pkg->plan().max_context) throw Error("--contexts exceed the package's max context");
@@ -139,6 +147,20 @@ int Run() {
       }
     }
     ok &= same;
+    if (cpu && FLAGS_cpu_generate_tokens > 0) {
+      // The launch path (forced prompt steps, LM_HEAD skips, in-kernel selection) against the
+      // CPU executor. Any difference fails; on real weights a near-tie between the top two
+      // logits could cause one, and the printed step says where to look.
+      GenerateOptions cg = gen;
+      cg.max_new_tokens = std::min(FLAGS_cpu_generate_tokens, FLAGS_tokens);
+      const std::vector<int> want = cpu->Generate(base_prompt, cg).tokens;
+      const size_t n = std::min(want.size(), first.size());
+      size_t agree = 0;
+      while (agree < n && want[agree] == first[agree]) ++agree;
+      const bool gen_ok = agree == n;
+      std::printf("generation vs CPU executor: %zu of %zu tokens agree%s\n", agree, n, gen_ok ? "" : " (FAIL)");
+      ok &= gen_ok;
+    }
     std::printf("determinism: %d runs of %d tokens: %s; decode %.4f ms/token (mean)\n", FLAGS_runs,
                 FLAGS_tokens, same ? "bit-identical" : "FAIL", total_ms / FLAGS_runs / std::max(1, FLAGS_tokens - 1));
     std::string ids;

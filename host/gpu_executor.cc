@@ -22,6 +22,10 @@ void Check(cudaError_t err, const char* call) {
 
 }  // namespace
 
+GpuExecutor::DeviceMemory::~DeviceMemory() {
+  for (void* ptr : blocks) cudaFree(ptr);
+}
+
 void* GpuExecutor::Alloc(size_t bytes, const char* what) {
   void* ptr = nullptr;
   cudaError_t err = cudaMalloc(&ptr, std::max<size_t>(bytes, 16));
@@ -33,7 +37,7 @@ void* GpuExecutor::Alloc(size_t bytes, const char* what) {
                 " bytes needed, " + std::to_string(free_bytes) + " of " + std::to_string(total) +
                 " free: free the GPU, or re-plan with a smaller --max_context");
   }
-  allocations_.push_back(ptr);
+  memory_.blocks.push_back(ptr);
   return ptr;
 }
 
@@ -54,9 +58,14 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options) : pkg_(p
   }
   const ModelConfig& m = pkg.model();
   const PlanParams& p = pkg.plan();
+  if (pkg.stop_token_ids().size() > static_cast<size_t>(kMaxStopIds)) {
+    throw Error("the package names " + std::to_string(pkg.stop_token_ids().size()) + " stop token ids; the GPU worker "
+                "takes at most " + std::to_string(kMaxStopIds) + ": use --device=cpu");
+  }
   const int group = m.heads / m.kv_heads;
-  if (m.head_dim > 128 || group > 8 || m.head_dim % 2 != 0) {
-    throw Error("the GPU path supports head_dim <= 128 and <= 8 query heads per K/V head; this model has " +
+  if (m.head_dim > kGpuMaxHeadDim || group > kGpuMaxGroup || m.head_dim % 2 != 0) {
+    throw Error("the GPU path supports head_dim <= " + std::to_string(kGpuMaxHeadDim) + " and <= " +
+                std::to_string(kGpuMaxGroup) + " query heads per K/V head; this model has " +
                 std::to_string(m.head_dim) + " and " + std::to_string(group) + ": use --device=cpu");
   }
   // Per-worker task lists (tasks are sorted by wave, then worker).
@@ -75,13 +84,17 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options) : pkg_(p
   std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
   for (size_t i = 0; i < tasks.size; ++i) order[fill[tasks[i].worker]++] = static_cast<uint32_t>(i);
 
+  size_t static_bytes = 0;
+  const std::string static_err = WorkerStaticSharedBytes(&static_bytes);
+  if (!static_err.empty()) throw Error(static_err);
+  const size_t dynamic_limit = prop.sharedMemPerBlockOptin - std::min(static_bytes, prop.sharedMemPerBlockOptin);
   const size_t work_bytes = (WorkerSharedBytes(m.hidden, m.q_dim(), m.head_dim, group, max_ffn_rows) + 15) & ~size_t{15};
-  if (work_bytes > prop.sharedMemPerBlockOptin) {
-    throw Error("the worker needs " + std::to_string(work_bytes) + " bytes of shared memory, " +
-                device_name_ + " offers " + std::to_string(prop.sharedMemPerBlockOptin) +
+  if (work_bytes > dynamic_limit) {
+    throw Error("the worker needs " + std::to_string(work_bytes) + " bytes of dynamic shared memory, " +
+                device_name_ + " offers " + std::to_string(dynamic_limit) +
                 ": re-plan with more workers (smaller FFN tasks)");
   }
-  const size_t stage_bytes = std::min<size_t>(options.stage_bytes, prop.sharedMemPerBlockOptin - work_bytes) & ~size_t{15};
+  const size_t stage_bytes = std::min<size_t>(options.stage_bytes, dynamic_limit - work_bytes) & ~size_t{15};
   shared_bytes_ = work_bytes + stage_bytes;
   int blocks_per_sm = 0, regs = 0, local = 0;
   const std::string occ = WorkerOccupancy(shared_bytes_, &blocks_per_sm, &regs, &local);
@@ -121,24 +134,19 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options) : pkg_(p
   params_.tensors = static_cast<const void* const*>(upload(tensor_ptrs.data(), tensor_ptrs.size() * sizeof(void*), "the tensor table"));
   params_.buffers = static_cast<void* const*>(upload(buffer_ptrs.data(), buffer_ptrs.size() * sizeof(void*), "the buffer table"));
   params_.hidden = m.hidden;
-  params_.ffn = m.ffn;
-  params_.vocab = m.vocab;
   params_.heads = m.heads;
   params_.kv_heads = m.kv_heads;
   params_.head_dim = m.head_dim;
-  params_.layers = m.layers;
   params_.rms_norm_eps = m.rms_norm_eps;
   params_.max_context = p.max_context;
   params_.attention_min_chunk = p.attention_min_chunk;
   params_.buf_cand = p.buf_cand;
-  params_.buf_logits = p.buf_logits;
   params_.n_cand = p.lm_head_slots;
   params_.forced = static_cast<const int32_t*>(Alloc(kMaxStepsPerLaunch * sizeof(int32_t), "the launch inputs"));
   params_.out_tokens = static_cast<int32_t*>(Alloc(kMaxStepsPerLaunch * sizeof(int32_t), "the launch outputs"));
   params_.out_count = static_cast<int32_t*>(Alloc(sizeof(int32_t), "the launch outputs"));
   params_.out_status = static_cast<int32_t*>(Alloc(sizeof(int32_t), "the launch outputs"));
   const auto& stops = pkg.stop_token_ids();
-  if (stops.size() > static_cast<size_t>(kMaxStopIds)) throw Error("more than 16 stop token ids");
   params_.n_stop_ids = static_cast<int>(stops.size());
   std::copy(stops.begin(), stops.end(), params_.stop_ids);
   cudaEvent_t start, stop;
@@ -149,7 +157,7 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options) : pkg_(p
 }
 
 GpuExecutor::~GpuExecutor() {
-  for (void* ptr : allocations_) cudaFree(ptr);
+
   if (cuda_start_) cudaEventDestroy(static_cast<cudaEvent_t>(cuda_start_));
   if (cuda_stop_) cudaEventDestroy(static_cast<cudaEvent_t>(cuda_stop_));
 }

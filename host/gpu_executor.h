@@ -50,7 +50,12 @@ class GpuExecutor : public Executor {
   std::string device_name_;
   size_t shared_bytes_ = 0;
   int lm_head_wave_ = -1;
-  std::vector<void*> allocations_;
+  // Device memory, freed even when the constructor throws half-way (members are destroyed).
+  struct DeviceMemory {
+    std::vector<void*> blocks;
+    ~DeviceMemory();
+  };
+  DeviceMemory memory_;
   WorkerParams params_{};
   void* cuda_start_ = nullptr;  // cudaEvent_t
   void* cuda_stop_ = nullptr;

@@ -674,6 +674,26 @@ TEST_F(PlanRefusalTest, EmptyWave) {
   ExpectMentions(msg, {"wave 1 has no task"});
 }
 
+TEST_F(PlanRefusalTest, ActivationBufferOfTheWrongDtype) {
+  // A BF16 activation buffer would be half the size the executors write into.
+  const std::string msg = Refusal(RewriteRecords<format::BufferRecord>(
+      golden_, "buffers", [&](std::vector<format::BufferRecord>& b) {
+        b[pkg_->plan().buf_x0].dtype = static_cast<uint32_t>(format::DType::BF16);
+      }));
+  ExpectMentions(msg, {"'x0' of the wrong dtype for its kind"});
+}
+
+TEST_F(PlanRefusalTest, AttentionWaveOfAnotherLayer) {
+  // Layer 1's attention relabelled as layer 0's: layer 1's K/V cache row would never be written.
+  const size_t first = Find(Opcode::ATTENTION, 1);
+  const std::string msg = Refusal(RewriteTasks(golden_, [&](std::vector<TaskRecord>& t) {
+    for (size_t i = first; i < t.size() && t[i].opcode == static_cast<uint16_t>(Opcode::ATTENTION); ++i) {
+      t[i].layer = 0;
+    }
+  }));
+  ExpectMentions(msg, {"must hold ATTENTION tasks of layer 1"});
+}
+
 TEST_F(PlanRefusalTest, TensorIdOutOfRange) {
   const size_t ti = Find(Opcode::ATTN_OUT, 1);
   const std::string msg = Refusal(RewriteTasks(golden_, [&](std::vector<TaskRecord>& t) {

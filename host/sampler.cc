@@ -5,6 +5,7 @@
 #include <numeric>
 #include <string>
 
+#include "cuda/plan_format.h"
 #include "host/error.h"
 
 namespace tileinfer {
@@ -32,7 +33,7 @@ int SampleToken(const std::vector<float>& logits, const SamplingOptions& o, uint
   CheckSamplingOptions(o);
   int best = -1;
   for (size_t i = 0; i < logits.size(); ++i) {
-    if (!std::isfinite(logits[i])) return -1;
+    if (!std::isfinite(logits[i])) return format::kCandidateNonFinite;
     if (best < 0 || logits[i] > logits[best]) best = static_cast<int>(i);
   }
   if (o.temperature == 0.0f || best < 0) return best;

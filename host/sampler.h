@@ -22,7 +22,7 @@ void CheckSamplingOptions(const SamplingOptions& options);
 // A uniform number in [0, 1) for draw `counter` of stream `seed` (SplitMix64; 53 bits).
 double UniformDraw(uint64_t seed, uint64_t counter);
 
-// The chosen id for `logits` (V,), or -1 when a logit is not finite. `counter` selects the
+// The chosen id for `logits` (V,), or kCandidateNonFinite (-1) when a logit is not finite. `counter` selects the
 // random draw (the decode uses the token's position), so a choice never depends on
 // what was drawn before. Order as Hugging Face's processors: temperature, top-k, top-p;
 // probabilities in double precision; ties ordered by lower id.

@@ -43,6 +43,13 @@ class Checker {
     const format::BufferRecord& b = pkg_.buffers()[id];
     Expect(b.kind == static_cast<uint32_t>(kind), std::string(field) + " names buffer '" +
            Package::Name(b.name, sizeof(b.name)) + "' of the wrong kind");
+    // Executors size buffers by dtype but write FP32 activations, BF16 K/V and 8-byte
+    // candidates: any other dtype would make them write past the buffer.
+    const format::DType want = kind == format::BufferKind::ACTIVATION ? format::DType::F32
+                               : kind == format::BufferKind::KV_CACHE ? format::DType::BF16
+                                                                      : format::DType::CANDIDATE;
+    Expect(b.dtype == static_cast<uint32_t>(want), std::string(field) + " names buffer '" +
+           Package::Name(b.name, sizeof(b.name)) + "' of the wrong dtype for its kind");
     return b;
   }
   void Shape(const format::TensorRecord& w, uint64_t rows, uint64_t cols, const char* field) const {
@@ -352,13 +359,27 @@ void ValidatePlan(const Package& pkg) {
     ++epoch;
     w = last + 1;
   }
-  // One opcode per wave (checked after the hazards, which name the more specific fault):
-  // executors skip or time whole waves by their opcode.
-  for (const auto& wr : waves) {
-    for (uint64_t i = wr.first_task; i < wr.first_task + wr.task_count; ++i) {
-      if (tasks[i].opcode != tasks[wr.first_task].opcode) {
-        throw Error(where + Describe(i, tasks[i]) + ": a wave holds one opcode; this wave starts with " +
-                    format::OpcodeName(tasks[wr.first_task].opcode));
+  // The wave order of format_spec.py (checked after the hazards, which name the more specific
+  // fault; executors skip and time whole waves by opcode): EMBED, then per layer l RMSNORM_GEMV, ATTENTION,
+  // ATTN_OUT, FFN, FFN_REDUCE (every task of the wave in layer l), then LM_HEAD. It makes
+  // every layer's K/V cache row written exactly once a token, by its one ATTENTION wave.
+  {
+    using O = Opcode;
+    const O per_layer[5] = {O::RMSNORM_GEMV, O::ATTENTION, O::ATTN_OUT, O::FFN, O::FFN_REDUCE};
+    const size_t expected = 5 * static_cast<size_t>(m.layers) + 2;
+    if (waves.size != expected) {
+      throw Error(where + std::to_string(waves.size) + " waves; a " + std::to_string(m.layers) +
+                  "-layer plan has " + std::to_string(expected) + " (format_spec.py's wave order)");
+    }
+    for (size_t w = 0; w < waves.size; ++w) {
+      const bool last = w + 1 == waves.size;
+      const O want = w == 0 ? O::EMBED : last ? O::LM_HEAD : per_layer[(w - 1) % 5];
+      const uint32_t layer = (w == 0 || last) ? 0 : static_cast<uint32_t>((w - 1) / 5);
+      for (uint64_t i = waves[w].first_task; i < waves[w].first_task + waves[w].task_count; ++i) {
+        if (tasks[i].opcode != static_cast<uint16_t>(want) || tasks[i].layer != layer) {
+          throw Error(where + Describe(i, tasks[i]) + ": wave " + std::to_string(w) + " must hold " +
+                      format::OpcodeName(static_cast<uint32_t>(want)) + " tasks of layer " + std::to_string(layer));
+        }
       }
     }
   }
@@ -400,8 +421,8 @@ void CheckTarget(const Package& pkg, const std::string& gpu_name, int cc_major, 
                  int sm_count, const std::string& worker_fingerprint) {
   const TargetInfo& t = pkg.target();
   auto refuse = [&](const std::string& what) {
-    throw Error(pkg.path() + ": made for " + what + ": re-plan for this GPU and worker "
-                "(bazel run //py/planner -- --target=probe ...)");
+    throw Error(pkg.path() + ": made for " + what + ": re-plan for this GPU and worker build (run "
+                "`probe > target.json` here, then `bazel run //py/planner -- --target=target.json ...`)");
   };
   if (t.name != gpu_name) refuse("GPU '" + t.name + "', this is '" + gpu_name + "'");
   if (t.cc_major != cc_major || t.cc_minor != cc_minor) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU checks, run ON the GPU machine from the repo root (tests/gpu/README.md):
-#   bash tests/gpu/device_checks.sh STAGE...   stages: info probe tiny sanitize smollm2 llama1b
+#   bash tests/gpu/device_checks.sh STAGE...   stages: see the case below and tests/gpu/README.md
 # Binaries come from tests/gpu/prepare.sh (.gpu/bin); results go to $OUT (or /tmp/gpu_out).
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu_out}
