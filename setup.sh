@@ -43,4 +43,4 @@ if [ ! -x /usr/local/cuda/bin/nvcc ]; then
   echo "setup: /usr/local/cuda/bin/nvcc is missing: install the CUDA toolkit (13.0) there." >&2
   exit 1
 fi
-echo "setup: done ($(bazel --version 2>/dev/null || echo bazel), $(python3 --version))"
+echo "setup: done (Bazel $(dpkg-query -W -f='${Version}' bazel-bootstrap 2>/dev/null), $(python3 --version))"
