@@ -121,5 +121,20 @@ struct StepContext {
   __device__ float* F32(uint32_t id) const { return static_cast<float*>(p.buffers[id]); }
 };
 
+// The GEMV row loop of RMSNORM_GEMV, ATTN_OUT and LM_HEAD: one warp per output row r in
+// [row_begin, row_end) of W (rows of k BF16 values, staged rows read from shared memory),
+// y = W[r] . x; then out(r, y) in every lane of the warp (lane 0 stores).
+template <typename Out>
+__device__ __forceinline__ void WarpRowsGemv(const format::TaskRecord& t, const StepContext& c,
+                                             const uint16_t* w, const float* x, int k, Out&& out) {
+  const int warp = threadIdx.x >> 5;
+  for (uint32_t r = t.row_begin + warp; r < t.row_end; r += kWarps) {
+    bool shared;
+    const uint16_t* row = c.Row(w + static_cast<size_t>(r) * k, uint64_t(r - t.row_begin) * k * 2,
+                                uint64_t(k) * 2, &shared);
+    out(r, WarpDotBf16(row, x, k, shared));
+  }
+}
+
 }  // namespace device
 }  // namespace tileinfer

@@ -36,16 +36,12 @@ __device__ __forceinline__ void OpAttnOut(const format::TaskRecord& t, const Ste
     attn[i] = o / l;
   }
   __syncthreads();
-  const uint16_t* w = c.Bf16Tensor(t.weight);
   const float* resid = c.F32(t.aux_buf);
   float* out = c.F32(t.out_buf);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  for (uint32_t r = t.row_begin + warp; r < t.row_end; r += kWarps) {
-    bool shared;
-    const uint16_t* row = c.Row(w + static_cast<size_t>(r) * Q, uint64_t(r - t.row_begin) * Q * 2, uint64_t(Q) * 2, &shared);
-    const float y = WarpDotBf16(row, attn, Q, shared);
-    if (lane == 0) out[r] = resid[r] + y;
-  }
+  const bool lane0 = (threadIdx.x & 31) == 0;
+  WarpRowsGemv(t, c, c.Bf16Tensor(t.weight), attn, Q, [&](uint32_t r, float y) {
+    if (lane0) out[r] = resid[r] + y;
+  });
   __syncthreads();
 }
 

@@ -11,23 +11,19 @@ __device__ __forceinline__ void OpLmHead(const format::TaskRecord& t, const Step
   const int H = c.p.hidden;
   float* xn = c.smem;
   RmsNormToShared(c.F32(t.in_buf), c.Bf16Tensor(t.norm), H, c.p.rms_norm_eps, xn, c.scratch);
-  const uint16_t* w = c.Bf16Tensor(t.weight);
   float* logits = c.F32(t.out_buf);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   float best = -INFINITY;
   int best_id = -1;
   bool finite = true;
-  for (uint32_t r = t.row_begin + warp; r < t.row_end; r += kWarps) {
-    bool shared;
-    const uint16_t* row = c.Row(w + static_cast<size_t>(r) * H, uint64_t(r - t.row_begin) * H * 2, uint64_t(H) * 2, &shared);
-    const float y = WarpDotBf16(row, xn, H, shared);
+  WarpRowsGemv(t, c, c.Bf16Tensor(t.weight), xn, H, [&](uint32_t r, float y) {
     if (lane == 0) logits[r] = y;
     finite &= isfinite(y);
     if (best_id < 0 || y > best) {  // rows ascend within a warp: strict > keeps the lowest id
       best = y;
       best_id = static_cast<int>(r);
     }
-  }
+  });
   // Per-warp bests -> one candidate, warps in order, ties to the lowest id.
   __shared__ float s_value[kWarps];
   __shared__ int s_id[kWarps];

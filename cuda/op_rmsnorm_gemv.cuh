@@ -13,15 +13,11 @@ __device__ __forceinline__ void OpRmsNormGemv(const format::TaskRecord& t, const
                                               int k) {
   float* xn = c.smem;
   RmsNormToShared(c.F32(t.in_buf), c.Bf16Tensor(t.norm), k, c.p.rms_norm_eps, xn, c.scratch);
-  const uint16_t* w = c.Bf16Tensor(t.weight);
   float* out = c.F32(t.out_buf);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  for (uint32_t r = t.row_begin + warp; r < t.row_end; r += kWarps) {
-    bool shared;
-    const uint16_t* row = c.Row(w + static_cast<size_t>(r) * k, uint64_t(r - t.row_begin) * k * 2, uint64_t(k) * 2, &shared);
-    const float y = WarpDotBf16(row, xn, k, shared);
-    if (lane == 0) out[r] = y;
-  }
+  const bool lane0 = (threadIdx.x & 31) == 0;
+  WarpRowsGemv(t, c, c.Bf16Tensor(t.weight), xn, k, [&](uint32_t r, float y) {
+    if (lane0) out[r] = y;
+  });
   __syncthreads();  // xn is reused by this block's next task
 }
 
