@@ -18,6 +18,7 @@ from absl import flags
 from absl import logging
 
 from planner import package as package_lib
+from planner import paths
 from planner import plan as plan_lib
 from planner import target as target_lib
 from planner import validate as validate_lib
@@ -146,26 +147,18 @@ def build_package(checkpoint_source: str, target_path_or_name, out: str, max_con
     return BuildResult(plan=plan, path=out, file_bytes=size, summary=summary_text(plan, bw))
 
 
-def _from_invocation_dir(path: str) -> str:
-    """`bazel run` starts us in the runfiles tree; relative paths mean the user's cwd."""
-    base = os.environ.get("BUILD_WORKING_DIRECTORY")
-    if base and not os.path.isabs(path):
-        return os.path.normpath(os.path.join(base, os.path.expanduser(path)))
-    return os.path.expanduser(path)
-
-
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])} (all options are "
                              f"--flags)")
     checkpoint = FLAGS.checkpoint
-    local = _from_invocation_dir(checkpoint)
+    local = paths.from_invocation_dir(checkpoint)
     if os.path.exists(local):  # else a hub id such as org/name
         checkpoint = local
     target = FLAGS.target
     if os.sep in target or target.endswith(".json"):
-        target = _from_invocation_dir(target)
-    out = _from_invocation_dir(FLAGS.out)
+        target = paths.from_invocation_dir(target)
+    out = paths.from_invocation_dir(FLAGS.out)
     try:
         result = build_package(checkpoint, target, out, FLAGS.max_context,
                                revision=FLAGS.revision, attention_chunks=FLAGS.attention_chunks,

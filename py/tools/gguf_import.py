@@ -38,6 +38,7 @@ import tqdm
 if __package__ in (None, ""):  # run as a script: make the `py/` import root importable
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
+from planner import paths  # noqa: E402
 from planner import weights as weights_lib  # noqa: E402
 from planner.model_config import ConfigError, LlamaConfig  # noqa: E402
 
@@ -469,10 +470,7 @@ def main(argv: list[str]) -> None:
     if not _GGUF.value or not _OUT.value:
         raise app.UsageError("--gguf and --hf_out are required")
     try:
-        # `bazel run` starts us in the runfiles tree: paths are the user's, relative to where
-        # they started bazel.
-        base = os.environ.get("BUILD_WORKING_DIRECTORY", os.getcwd())
-        import_gguf(os.path.join(base, _GGUF.value), os.path.join(base, _OUT.value),
+        import_gguf(paths.from_invocation_dir(_GGUF.value), paths.from_invocation_dir(_OUT.value),
                     overwrite=_OVERWRITE.value)
     except (GGUFImportError, FileExistsError, FileNotFoundError) as e:
         logging.error("%s", e)

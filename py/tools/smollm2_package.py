@@ -13,6 +13,7 @@ import os
 from absl import app, flags, logging
 
 from planner import main as planner_main
+from planner import paths
 from tools import gguf_import, smollm2
 
 FLAGS = flags.FLAGS
@@ -20,25 +21,20 @@ flags.DEFINE_string("hf_dir", None, "Where the imported HF directory goes (defau
                     ".tpkg, plus -hf).")
 
 
-def user_path(path: str) -> str:
-    base = os.environ.get("BUILD_WORKING_DIRECTORY", os.getcwd())
-    return os.path.join(base, path)
-
-
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     if not FLAGS.out:
         raise app.UsageError("--out is required (the .tpkg to write)")
-    out = user_path(FLAGS.out)
-    hf_dir = user_path(FLAGS.hf_dir) if FLAGS.hf_dir else out.removesuffix(".tpkg") + "-hf"
+    out = paths.from_invocation_dir(FLAGS.out)
+    hf_dir = paths.from_invocation_dir(FLAGS.hf_dir) if FLAGS.hf_dir else out.removesuffix(".tpkg") + "-hf"
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     if not os.path.exists(os.path.join(hf_dir, "config.json")):
         logging.info("importing %s into %s", smollm2.gguf_path(), hf_dir)
         gguf_import.import_gguf(smollm2.gguf_path(), hf_dir)
     target = FLAGS.target
     if target.endswith(".json"):
-        target = user_path(target)
+        target = paths.from_invocation_dir(target)
     result = planner_main.build_package(hf_dir, target, out, FLAGS.max_context)
     print(result.summary)
     print(f"wrote {out}")
