@@ -15,6 +15,7 @@
 #include "cuda/op_ffn_reduce.cuh"
 #include "cuda/op_lm_head.cuh"
 #include "cuda/op_rmsnorm_gemv.cuh"
+#include "cuda/op_sample.cuh"
 #include "cuda/select.h"
 #include "cuda/stage.cuh"
 #include "cuda/worker.h"
@@ -37,6 +38,16 @@ __device__ __forceinline__ void RunTask(const format::TaskRecord& t, const StepC
   }
 }
 
+// Ends the launch in every block (all reach it at the same step, so no barrier is left
+// waiting); block 0's first thread records the count and the status.
+__device__ __forceinline__ void Finish(const WorkerParams& p, bool recorder, int count, int32_t status) {
+  asm volatile("cp.async.wait_all;\n" ::);  // no copy may outlive the block
+  if (recorder) {
+    *p.out_count = count;
+    *p.out_status = status;
+  }
+}
+
 __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p) {
   extern __shared__ float smem[];
   __shared__ float scratch[kWarps];
@@ -53,6 +64,10 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
   for (int s = 0; s < p.n_steps; ++s) {
     const int pos = p.start_pos + s;
     const bool logits = s >= p.first_logits_step;
+    // The host's cancel word, read early (its latency hides behind wave 0), published before
+    // the step's first barrier.
+    const int32_t cancel_now = recorder ? *p.cancel : 0;
+    bool cancel_published = false;
     uint32_t i = first;
     for (int w = 0; w < p.n_waves; ++w) {
       const bool skip = w == p.lm_head_wave && !logits;  // uniform over the grid
@@ -74,44 +89,44 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
           staged = StageTask(RangesOf(p.tasks[p.worker_tasks[next]], p), stage, p.stage_bytes);
           staged_for = next;
         }
+        if (recorder && !cancel_published) p.cancel_seen[s & 1] = cancel_now;
+        cancel_published = true;
         grid.sync();
       }
     }
+    // Every block read the same word: cancel_seen[s & 1] was written before this step's
+    // first barrier and is rewritten only two steps later, after barriers all blocks pass.
+    const bool cancelled = *static_cast<volatile int32_t*>(p.cancel_seen + (s & 1)) != 0;
     if (!logits) {
+      if (cancelled) return Finish(p, recorder, count, kStatusCancelled);
       if (s + 1 < p.n_forced) token = p.forced[s + 1];
       continue;
     }
     if (threadIdx.x == 0) s_next = SelectGreedy(static_cast<const Candidate*>(p.buffers[p.buf_cand]), p.n_cand);
     __syncthreads();
-    const int next = s_next;
+    int next = s_next;
     __syncthreads();
-    if (next == format::kCandidateNonFinite) {
-      asm volatile("cp.async.wait_all;\n" ::);  // no copy may outlive the block
-      if (recorder) {
-        *p.out_count = count;
-        *p.out_status = kStatusNonFinite;
+    if (next == format::kCandidateNonFinite) return Finish(p, recorder, count, kStatusNonFinite);
+    if (p.temperature > 0.0f) {  // block 0 samples; the others wait at one more barrier
+      if (worker == 0) {
+        const float* row = static_cast<const float*>(p.buffers[p.buf_logits]);
+        const SampleInput in{row, p.vocab, row[next], p.temperature};
+        const int sampled = SampleBlock(in, p.top_k, p.top_p, p.seed, static_cast<uint64_t>(pos),
+                                        *reinterpret_cast<SampleShared*>(smem));
+        if (threadIdx.x == 0) *p.sampled = sampled;
       }
-      return;  // every block returns here: no barrier is left waiting
+      grid.sync();
+      next = *static_cast<volatile int32_t*>(p.sampled);
     }
-    if (recorder) p.out_tokens[count] = next;
+    if (recorder) *static_cast<volatile unsigned long long*>(p.out_slots + count) = StreamSlot(count, next);
     ++count;
     bool stop = false;
     for (int k = 0; k < p.n_stop_ids; ++k) stop |= next == p.stop_ids[k];
-    if (stop) {
-      asm volatile("cp.async.wait_all;\n" ::);
-      if (recorder) {
-        *p.out_count = count;
-        *p.out_status = kStatusStopToken;
-      }
-      return;
-    }
+    if (stop) return Finish(p, recorder, count, kStatusStopToken);
+    if (cancelled) return Finish(p, recorder, count, kStatusCancelled);
     token = s + 1 < p.n_forced ? p.forced[s + 1] : next;
   }
-  asm volatile("cp.async.wait_all;\n" ::);
-  if (recorder) {
-    *p.out_count = count;
-    *p.out_status = kStatusDone;
-  }
+  Finish(p, recorder, count, kStatusDone);
 }
 
 }  // namespace device
@@ -121,7 +136,8 @@ size_t WorkerSharedBytes(int hidden, int q_dim, int head_dim, int group, int max
                            static_cast<size_t>(device::kWarps) * group * (head_dim + 2);
   const size_t floats = std::max({static_cast<size_t>(hidden) + max_task_rows,
                                   static_cast<size_t>(q_dim), attention,
-                                  static_cast<size_t>(device::kThreads)});  // FFN_REDUCE
+                                  static_cast<size_t>(device::kThreads),  // FFN_REDUCE
+                                  (sizeof(device::SampleShared) + sizeof(float) - 1) / sizeof(float)});
   return floats * sizeof(float);
 }
 

@@ -26,7 +26,17 @@ enum WorkerStatus : int32_t {
   kStatusDone = 1,        // ran every step it was given
   kStatusStopToken = 2,   // generated a stop token (recorded as the last token)
   kStatusNonFinite = 3,   // a non-finite logit: the request stopped, no token recorded
+  kStatusCancelled = 4,   // the host asked it to stop (its cancel word); ended after a step
 };
+
+// Slot n of the streamed tokens: (n + 1) << 32 | token n, so that a slot is either still
+// zero or complete (one 8-byte store).
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+inline constexpr uint64_t StreamSlot(int n, int32_t token) {
+  return (static_cast<uint64_t>(n + 1) << 32) | static_cast<uint32_t>(token);
+}
 
 struct WorkerParams {
   // Plan (device copies of the package records).
@@ -52,6 +62,15 @@ struct WorkerParams {
   int attention_min_chunk;            // plan.attention_min_chunk (== ATTENTION param2)
   uint32_t buf_cand;
   int n_cand;
+  uint32_t buf_logits;
+  int vocab;
+
+  // Sampling (cuda/sample.h); temperature 0: greedy from the candidate slots.
+  float temperature;
+  int top_k;
+  float top_p;
+  unsigned long long seed;            // the draw of step s uses counter start_pos + s
+  int32_t* sampled;                   // device word: block 0's sampled id
 
   // This launch: step s runs input token forced[s] when s < n_forced, else the token chosen
   // from the previous step's candidates. Positions are start_pos + s. Steps before
@@ -64,10 +83,17 @@ struct WorkerParams {
   int stop_ids[kMaxStopIds];
   int n_stop_ids;
 
-  // Results (device): tokens chosen at steps >= first_logits_step, their count, the status.
-  int32_t* out_tokens;
+  // Results: tokens chosen at steps >= first_logits_step, streamed to host-mapped slots
+  // (StreamSlot; the host zeroes them before the launch); their count and the status word
+  // (device memory) at the end.
+  unsigned long long* out_slots;
   int32_t* out_count;
   int32_t* out_status;
+  // Cancel: block 0 reads the host-mapped word at the start of each step and passes what it
+  // read to every block through cancel_seen[step % 2] (device), read after a grid barrier,
+  // so that all blocks stop after the same step.
+  const volatile int32_t* cancel;
+  int32_t* cancel_seen;
 };
 
 // Dynamic shared memory (bytes) the worker needs for this model and plan; `max_task_rows`

@@ -11,6 +11,7 @@
 // the prompt ids and the GPU logits (raw little-endian) for the Hugging Face comparison
 // (py/tools/hf_compare.py). Exits 1 when a tolerance or a determinism check fails.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include <cuda_runtime.h>
 #include <gflags/gflags.h>
 
 #include "host/cpu_executor.h"
@@ -26,6 +28,7 @@
 #include "host/generate.h"
 #include "host/gpu_executor.h"
 #include "host/package.h"
+#include "host/sampler.h"
 #include "host/validate.h"
 
 DEFINE_string(package, "", "Package to check (required).");
@@ -41,6 +44,9 @@ DEFINE_string(tokens_out, "", "Write the generation's prompt and tokens here (co
 DEFINE_uint32(stage_bytes, 0, "GPU: shared memory per worker for staging its next task's weights (0: off).");
 DEFINE_bool(check_target, true, "Refuse a package made for another GPU or worker build.");
 DEFINE_int32(threads, 0, "CPU executor threads.");
+DEFINE_int32(sampling_checks, 120, "Sampled steps whose in-kernel choice must equal the CPU sampler's on the same logits (0: skip).");
+DEFINE_bool(stream_checks, true, "Check that tokens stream during a launch and that a cancel ends it early.");
+DEFINE_bool(oom_check, false, "Fill GPU memory, check the out-of-memory message at load, then load again.");
 DEFINE_int32(cpu_generate_tokens, 32, "Also compare the GPU's generation (64-step launches) with the CPU executor's for this many tokens (0: skip).");
 
 namespace tileinfer {
@@ -54,6 +60,102 @@ double MaxRelError(const std::vector<float>& got, const std::vector<float>& want
     scale = std::max(scale, std::fabs(double(want[i])));
   }
   return diff / scale;
+}
+
+// The worker's sampled choice against the CPU sampler on the very logits the worker saw:
+// every draw must agree (cuda/sample.h is one rule for both). Re-running the step at `pos`
+// with the same token rewrites the same K/V, so the state does not change.
+bool CheckSampling(GpuExecutor& gpu, int token, int pos, int checks) {
+  const SamplingOptions kinds[] = {{1.0f, 0, 1.0f, 0},  {0.7f, 40, 0.95f, 0}, {1.5f, 0, 0.9f, 0},
+                                   {1.0f, 1, 1.0f, 0},  {0.8f, 5, 1.0f, 0},   {2.0f, 0, 0.5f, 0},
+                                   {1.2f, 1 << 30, 0.99f, 0}};
+  const int n_kinds = sizeof(kinds) / sizeof(kinds[0]);
+  int agree = 0, distinct = 0;
+  double sampled_ms = 0, greedy_ms = 0;
+  std::vector<int> seen;
+  for (int c = 0; c < checks; ++c) {
+    SamplingOptions o = kinds[c % n_kinds];
+    o.seed = 1000 + c;
+    gpu.set_step_sampling(o);
+    gpu.Step(token, pos, true);
+    sampled_ms += gpu.last_launch_ms();
+    const int32_t got = gpu.Select();
+    const int32_t want = SampleToken(gpu.Logits(), o, static_cast<uint64_t>(pos));
+    if (got == want) {
+      ++agree;
+    } else if (agree + 3 > c) {
+      std::printf("sampling: FAIL: T=%g top_k=%d top_p=%g seed %llu: worker %d, CPU sampler %d\n", o.temperature,
+                  o.top_k, o.top_p, static_cast<unsigned long long>(o.seed), got, want);
+    }
+    if (std::find(seen.begin(), seen.end(), got) == seen.end()) seen.push_back(got), ++distinct;
+  }
+  gpu.set_step_sampling(SamplingOptions{});
+  for (int c = 0; c < 10; ++c) {
+    gpu.Step(token, pos, true);
+    greedy_ms += gpu.last_launch_ms();
+  }
+  std::printf("sampling at context %d: %d of %d in-kernel draws equal the CPU sampler's (%d distinct ids); "
+              "step %.3f ms sampled, %.3f ms greedy\n", pos + 1, agree, checks, distinct, sampled_ms / checks,
+              greedy_ms / 10);
+  return agree == checks;
+}
+
+// Streaming and cancel on a 64-step generation launch.
+bool CheckStreaming(GpuExecutor& gpu, const std::vector<int>& prompt) {
+  using Clock = std::chrono::steady_clock;
+  GenerateOptions gen;
+  gen.max_new_tokens = kMaxStepsPerLaunch + 1;  // the prompt's launch gives 1, then one full launch
+  gen.stop_at_eos = false;
+  std::vector<double> at;
+  Clock::time_point t0;
+  gen.on_token = [&](int) {
+    if (at.empty()) t0 = Clock::now();
+    at.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    return true;
+  };
+  const GenerateResult full = gpu.Generate(prompt, gen);
+  const double launch_ms = full.decode_ms;
+  // at[1] is the first token of the 64-step launch, at.back() its last.
+  const double first = at.size() > 2 ? at[1] : 0, last = at.empty() ? 0 : at.back();
+  const bool streamed = at.size() == full.tokens.size() && last - first > 0.5 * launch_ms;
+  std::printf("streaming: %zu tokens; within the %.2f ms launch the first arrived at %.2f ms, the last at %.2f ms "
+              "(%s)\n", at.size(), launch_ms, first, last, streamed ? "ok: spread over the launch" : "FAIL: not streamed");
+  int seen = 0;
+  gen.on_token = [&](int) { return ++seen < 6; };  // stop after the 6th token
+  const GenerateResult cut = gpu.Generate(prompt, gen);
+  const bool cancelled = cut.tokens.size() == 6 && cut.decode_ms < 0.5 * launch_ms &&
+                         std::equal(cut.tokens.begin(), cut.tokens.end(), full.tokens.begin());
+  std::printf("cancel after 6 tokens: %zu tokens, the launch ran %.2f ms of %.2f (%s)\n", cut.tokens.size(),
+              cut.decode_ms, launch_ms, cancelled ? "ok" : "FAIL");
+  return streamed && cancelled;
+}
+
+// Out of memory at load: a clear message with the bytes needed and free; after the memory is
+// back the same process loads and runs the package.
+bool CheckOutOfMemory(const Package& pkg, int token) {
+  size_t free_bytes = 0, total = 0;
+  if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return false;
+  const size_t leave = pkg.weights_bytes() / 2;
+  void* ballast = nullptr;
+  if (free_bytes <= leave || cudaMalloc(&ballast, free_bytes - leave) != cudaSuccess) {
+    std::printf("out of memory: FAIL: could not take %zu bytes to provoke it\n", free_bytes - leave);
+    return false;
+  }
+  std::string message;
+  try {
+    GpuExecutor starved(pkg);
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  cudaFree(ballast);
+  const bool clear = message.find("out of GPU memory") != std::string::npos &&
+                     message.find("bytes needed") != std::string::npos;
+  std::printf("out of memory at load: \"%s\" (%s)\n", message.c_str(), clear ? "ok" : "FAIL");
+  GpuExecutor again(pkg);
+  again.Step(token, 0, true);
+  const bool works = again.Select() >= 0;
+  std::printf("load after the memory came back: %s\n", works ? "ok" : "FAIL");
+  return clear && works;
 }
 
 int Run() {
@@ -123,6 +225,10 @@ int Run() {
     }
     ++next;
   }
+  if (FLAGS_sampling_checks > 0 && max_ctx > 0) {
+    ok &= CheckSampling(gpu, prompt[max_ctx - 1], max_ctx - 1, FLAGS_sampling_checks);
+  }
+  if (FLAGS_oom_check) ok &= CheckOutOfMemory(*pkg, prompt.empty() ? 0 : prompt[0]);
 
   if (FLAGS_runs > 0 && FLAGS_tokens > 0) {
     std::vector<int> base_prompt(prompt.begin(), prompt.begin() + std::min<size_t>(prompt.size(), 8));
@@ -173,6 +279,22 @@ int Run() {
       t << "\n";
     }
     std::printf("first tokens: %s\n", ids.c_str());
+
+    // Seeded sampling: the same seed gives the same tokens on every run, another seed others.
+    GenerateOptions sampled = gen;
+    sampled.sampling = SamplingOptions{0.8f, 40, 0.95f, 7};
+    const std::vector<int> s1 = gpu.Generate(base_prompt, sampled).tokens;
+    bool sampled_same = true;
+    for (int r = 1; r < std::min(FLAGS_runs, 5); ++r) sampled_same &= gpu.Generate(base_prompt, sampled).tokens == s1;
+    sampled.sampling.seed = 8;
+    const bool other_differs = gpu.Generate(base_prompt, sampled).tokens != s1;
+    std::printf("seeded sampling (T=0.8, top_k=40, top_p=0.95): %d runs of %d tokens %s; seed 8 %s\n",
+                std::min(FLAGS_runs, 5), FLAGS_tokens, sampled_same ? "bit-identical" : "FAIL: differ",
+                other_differs ? "differs" : "gives the same tokens");
+    ok &= sampled_same;
+    if (FLAGS_stream_checks && pkg->plan().max_context >= static_cast<int>(base_prompt.size()) + kMaxStepsPerLaunch + 1) {
+      ok &= CheckStreaming(gpu, base_prompt);
+    }
   }
   std::printf("gpu_check: %s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;

@@ -4,7 +4,9 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <thread>
 
 #include "host/error.h"
 #include "host/generate.h"
@@ -24,6 +26,16 @@ void Check(cudaError_t err, const char* call) {
 
 GpuExecutor::DeviceMemory::~DeviceMemory() {
   for (void* ptr : blocks) cudaFree(ptr);
+  for (void* ptr : host_blocks) cudaFreeHost(ptr);
+}
+
+void* GpuExecutor::AllocMapped(size_t bytes, void** device_ptr) {
+  void* ptr = nullptr;
+  CUDA_CHECK(cudaHostAlloc(&ptr, bytes, cudaHostAllocMapped));
+  memory_.host_blocks.push_back(ptr);
+  std::memset(ptr, 0, bytes);
+  CUDA_CHECK(cudaHostGetDevicePointer(device_ptr, ptr, 0));
+  return ptr;
 }
 
 void* GpuExecutor::Alloc(size_t bytes, const char* what) {
@@ -142,8 +154,16 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options) : pkg_(p
   params_.attention_min_chunk = p.attention_min_chunk;
   params_.buf_cand = p.buf_cand;
   params_.n_cand = p.lm_head_slots;
+  params_.buf_logits = p.buf_logits;
+  params_.vocab = m.vocab;
+  params_.sampled = static_cast<int32_t*>(Alloc(sizeof(int32_t), "the sampled token"));
+  params_.cancel_seen = static_cast<int32_t*>(Alloc(2 * sizeof(int32_t), "the cancel words"));
   params_.forced = static_cast<const int32_t*>(Alloc(kMaxStepsPerLaunch * sizeof(int32_t), "the launch inputs"));
-  params_.out_tokens = static_cast<int32_t*>(Alloc(kMaxStepsPerLaunch * sizeof(int32_t), "the launch outputs"));
+  void* device_ptr = nullptr;
+  slots_ = static_cast<unsigned long long*>(AllocMapped(kMaxStepsPerLaunch * sizeof(unsigned long long), &device_ptr));
+  params_.out_slots = static_cast<unsigned long long*>(device_ptr);
+  cancel_ = static_cast<int32_t*>(AllocMapped(sizeof(int32_t), &device_ptr));
+  params_.cancel = static_cast<const volatile int32_t*>(device_ptr);
   params_.out_count = static_cast<int32_t*>(Alloc(sizeof(int32_t), "the launch outputs"));
   params_.out_status = static_cast<int32_t*>(Alloc(sizeof(int32_t), "the launch outputs"));
   const auto& stops = pkg.stop_token_ids();
@@ -167,46 +187,77 @@ std::string GpuExecutor::name() const {
          std::to_string(kWorkerThreads) + " threads, " + std::to_string(shared_bytes_) + " B shared)";
 }
 
-std::vector<int32_t> GpuExecutor::Run(const Launch& launch, int32_t* status) {
+void GpuExecutor::set_step_sampling(const SamplingOptions& options) {
+  CheckSamplingOptions(options);
+  step_sampling_ = options;
+}
+
+int32_t GpuExecutor::Run(const Launch& launch, const std::function<bool(int32_t)>& deliver, int* recorded) {
   WorkerParams p = params_;
   p.start_pos = launch.start_pos;
   p.n_steps = launch.n_steps;
   p.n_forced = static_cast<int>(launch.forced.size());
   p.first_logits_step = launch.first_logits_step;
   p.n_stop_ids = launch.n_stop_ids;
+  p.temperature = launch.sampling.temperature;
+  p.top_k = launch.sampling.top_k;
+  p.top_p = launch.sampling.top_p;
+  p.seed = launch.sampling.seed;
   CUDA_CHECK(cudaMemcpy(const_cast<int32_t*>(p.forced), launch.forced.data(), launch.forced.size() * 4,
                         cudaMemcpyHostToDevice));
   const int32_t running = kStatusRunning, zero = 0;
   CUDA_CHECK(cudaMemcpy(p.out_status, &running, 4, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(p.out_count, &zero, 4, cudaMemcpyHostToDevice));
+  for (int n = 0; n < kMaxStepsPerLaunch; ++n) slots_[n] = 0;
+  *cancel_ = 0;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   auto start = static_cast<cudaEvent_t>(cuda_start_), stop = static_cast<cudaEvent_t>(cuda_stop_);
   CUDA_CHECK(cudaEventRecord(start));
   const std::string err = LaunchWorker(p, pkg_.plan().workers, shared_bytes_);
   if (!err.empty()) throw Error(err);
   CUDA_CHECK(cudaEventRecord(stop));
-  CUDA_CHECK(cudaEventSynchronize(stop));
+  // Stream: deliver each slot as soon as it is complete (StreamSlot), until the launch ends.
+  int delivered = 0;
+  bool wanted = true;
+  auto poll = [&] {
+    while (delivered < launch.n_steps) {
+      const unsigned long long slot = slots_[delivered];
+      if ((slot >> 32) != static_cast<unsigned long long>(delivered) + 1) break;
+      ++delivered;
+      if (wanted && !deliver(static_cast<int32_t>(slot & 0xFFFFFFFFu))) {
+        wanted = false;
+        *cancel_ = 1;  // the worker ends after the step it is in
+      }
+    }
+  };
+  for (;;) {
+    const cudaError_t q = cudaEventQuery(stop);
+    if (q != cudaSuccess && q != cudaErrorNotReady) Check(q, "cudaEventQuery (the worker launch)");
+    poll();
+    if (q == cudaSuccess) break;
+    std::this_thread::yield();
+  }
   CUDA_CHECK(cudaGetLastError());
   CUDA_CHECK(cudaEventElapsedTime(&last_launch_ms_, start, stop));
-  int32_t count = 0;
+  int32_t count = 0, status = 0;
   CUDA_CHECK(cudaMemcpy(&count, p.out_count, 4, cudaMemcpyDeviceToHost));
-  CUDA_CHECK(cudaMemcpy(status, p.out_status, 4, cudaMemcpyDeviceToHost));
-  if (*status == kStatusRunning || count < 0 || count > launch.n_steps) {
-    throw Error("the worker ended without a valid status (status " + std::to_string(*status) + ", count " +
-                std::to_string(count) + ")");
+  CUDA_CHECK(cudaMemcpy(&status, p.out_status, 4, cudaMemcpyDeviceToHost));
+  if (status == kStatusRunning || count < 0 || count > launch.n_steps || count != delivered) {
+    throw Error("the worker ended without a valid status (status " + std::to_string(status) + ", count " +
+                std::to_string(count) + ", streamed " + std::to_string(delivered) + ")");
   }
-  std::vector<int32_t> tokens(count);
-  if (count > 0) CUDA_CHECK(cudaMemcpy(tokens.data(), p.out_tokens, count * 4, cudaMemcpyDeviceToHost));
-  return tokens;
+  *recorded = count;
+  return status;
 }
 
 void GpuExecutor::Step(int token, int pos, bool logits) {
   if (token < 0 || token >= pkg_.model().vocab) throw Error("token id " + std::to_string(token) + " is outside the vocabulary");
   if (pos < 0 || pos >= pkg_.plan().max_context) throw Error("position " + std::to_string(pos) + " is beyond the max context");
-  Launch launch{pos, 1, logits ? 0 : 1, 0, {token}};
-  int32_t status = 0;
-  std::vector<int32_t> tokens = Run(launch, &status);
-  last_selected_ = status == kStatusNonFinite ? format::kCandidateNonFinite
-                                              : (tokens.empty() ? -1 : tokens[0]);
+  Launch launch{pos, 1, logits ? 0 : 1, 0, {token}, step_sampling_};
+  int32_t chosen = -1;
+  int recorded = 0;
+  const int32_t status = Run(launch, [&](int32_t t) { chosen = t; return true; }, &recorded);
+  last_selected_ = status == kStatusNonFinite ? format::kCandidateNonFinite : chosen;
 }
 
 std::vector<float> GpuExecutor::Logits() {
@@ -219,17 +270,20 @@ std::vector<float> GpuExecutor::Logits() {
 
 GenerateResult GpuExecutor::Generate(const std::vector<int>& prompt, const GenerateOptions& options) {
   CheckGenerateRequest(pkg_, prompt, options);
-  if (options.sampling.temperature != 0.0f) {
-    throw Error("sampling (temperature > 0) is not in the GPU worker yet: use --device=cpu, or temperature 0");
-  }
   GenerateResult result;
   const int n_stop = options.stop_at_eos ? static_cast<int>(pkg_.stop_token_ids().size()) : 0;
   size_t next_prompt = 0;
   int pos = 0;
-  int32_t last = -1;
   bool first_token_pending = true;
-  while (static_cast<int>(result.tokens.size()) < options.max_new_tokens) {
-    Launch launch{pos, 0, 0, n_stop, {}};
+  bool go_on = true;
+  // Tokens reach the caller as the worker records them, not when its launch ends.
+  auto deliver = [&](int32_t t) {
+    result.tokens.push_back(t);
+    if (options.on_token && !options.on_token(t)) go_on = false;  // later tokens are dropped
+    return go_on;
+  };
+  while (go_on && static_cast<int>(result.tokens.size()) < options.max_new_tokens) {
+    Launch launch{pos, 0, 0, n_stop, {}, options.sampling};
     const int remaining = options.max_new_tokens - static_cast<int>(result.tokens.size());
     if (next_prompt < prompt.size()) {
       const size_t n = std::min<size_t>(kMaxStepsPerLaunch, prompt.size() - next_prompt);
@@ -240,33 +294,25 @@ GenerateResult GpuExecutor::Generate(const std::vector<int>& prompt, const Gener
       launch.n_steps = static_cast<int>(n);
       launch.first_logits_step = prompt_ends ? launch.n_steps - 1 : launch.n_steps;
     } else {
-      launch.forced = {last};
+      launch.forced = {result.tokens.back()};
       launch.n_steps = std::min(kMaxStepsPerLaunch, remaining);
       launch.first_logits_step = 0;
     }
-    int32_t status = 0;
-    std::vector<int32_t> tokens = Run(launch, &status);
+    int recorded = 0;
+    const int32_t status = Run(launch, deliver, &recorded);
     (first_token_pending ? result.prompt_ms : result.decode_ms) += last_launch_ms_;
-    if (!tokens.empty()) first_token_pending = false;
-    bool go_on = true;
-    for (int32_t t : tokens) {
-      result.tokens.push_back(t);
-      if (options.on_token && !options.on_token(t)) {
-        go_on = false;  // the caller stops here; tokens the launch made after t are dropped
-        break;
-      }
-    }
+    if (recorded > 0) first_token_pending = false;
     if (!go_on) break;
     if (status == kStatusNonFinite) {
       // The failing step is the one after the last recorded token: first_logits_step + count.
-      throw NonFiniteLogitError(pos + launch.first_logits_step + static_cast<int>(tokens.size()));
+      throw NonFiniteLogitError(pos + launch.first_logits_step + recorded);
     }
     if (status == kStatusStopToken) {
       result.stopped_at_eos = true;
       break;
     }
+    if (status != kStatusDone) throw Error("the worker stopped with status " + std::to_string(status));
     pos += launch.n_steps;
-    if (!tokens.empty()) last = tokens.back();
   }
   return result;
 }

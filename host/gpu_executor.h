@@ -2,6 +2,7 @@
 // one cooperative launch per up to 64 token steps.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,7 +31,11 @@ class GpuExecutor : public Executor {
 
   std::string name() const override;
   void Step(int token, int pos, bool logits) override;
+  // After a Step with logits: the token the worker chose (greedy, or sampled per
+  // set_step_sampling), or kCandidateNonFinite.
   int32_t Select() override { return last_selected_; }
+  // Sampling options of the worker for Step (default: greedy); Generate takes its own.
+  void set_step_sampling(const SamplingOptions& options);
   std::vector<float> Logits() override;
   GenerateResult Generate(const std::vector<int>& prompt, const GenerateOptions& options) override;
 
@@ -41,10 +46,15 @@ class GpuExecutor : public Executor {
   struct Launch {
     int start_pos, n_steps, first_logits_step, n_stop_ids;
     std::vector<int32_t> forced;
+    SamplingOptions sampling;
   };
-  // Runs one launch; returns the tokens it chose and its status word.
-  std::vector<int32_t> Run(const Launch& launch, int32_t* status);
+  // Runs one launch. Each token the worker chooses reaches `deliver` while the launch runs
+  // (host-mapped slots, polled); when `deliver` returns false the worker is asked to stop
+  // after its current step and no further token is delivered. Returns the status word and
+  // sets *recorded to the number of tokens the worker chose.
+  int32_t Run(const Launch& launch, const std::function<bool(int32_t)>& deliver, int* recorded);
   void* Alloc(size_t bytes, const char* what);
+  void* AllocMapped(size_t bytes, void** device_ptr);
 
   const Package& pkg_;
   std::string device_name_;
@@ -53,10 +63,14 @@ class GpuExecutor : public Executor {
   // Device memory, freed even when the constructor throws half-way (members are destroyed).
   struct DeviceMemory {
     std::vector<void*> blocks;
+    std::vector<void*> host_blocks;  // pinned, mapped
     ~DeviceMemory();
   };
   DeviceMemory memory_;
   WorkerParams params_{};
+  volatile unsigned long long* slots_ = nullptr;  // host view of params_.out_slots
+  volatile int32_t* cancel_ = nullptr;            // host view of params_.cancel
+  SamplingOptions step_sampling_;
   void* cuda_start_ = nullptr;  // cudaEvent_t
   void* cuda_stop_ = nullptr;
   int32_t last_selected_ = -1;

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
+#include <functional>
 #include <string>
+#include <utility>
 
 #include "cuda/plan_format.h"
+#include "cuda/sample.h"
 #include "host/error.h"
 
 namespace tileinfer {
@@ -21,12 +23,7 @@ void CheckSamplingOptions(const SamplingOptions& o) {
 }
 
 double UniformDraw(uint64_t seed, uint64_t counter) {
-  // SplitMix64 (Steele, Lea, Flood 2014) of the pair, as a stateless counter-based stream.
-  uint64_t z = seed + 0x9E3779B97F4A7C15ull * (counter + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return static_cast<double>(z >> 11) * 0x1.0p-53;
+  return static_cast<double>(DrawBits(seed, counter) >> 11) * 0x1.0p-53;
 }
 
 int SampleToken(const std::vector<float>& logits, const SamplingOptions& o, uint64_t counter) {
@@ -37,43 +34,48 @@ int SampleToken(const std::vector<float>& logits, const SamplingOptions& o, uint
     if (best < 0 || logits[i] > logits[best]) best = static_cast<int>(i);
   }
   if (o.temperature == 0.0f || best < 0) return best;
-  // Candidates in order of decreasing logit, lower id first among ties.
-  std::vector<int> order(logits.size());
-  std::iota(order.begin(), order.end(), 0);
-  auto more_likely = [&](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
-  size_t keep = order.size();
-  if (o.top_k > 0 && static_cast<size_t>(o.top_k) < keep) {
-    keep = o.top_k;
-    std::partial_sort(order.begin(), order.begin() + keep, order.end(), more_likely);
-  } else {
-    std::sort(order.begin(), order.end(), more_likely);
+  // The rule of cuda/sample.h, serially: the kept set is {i : key(i) >= threshold}.
+  const size_t n = logits.size();
+  std::vector<uint64_t> key(n), mass(n);
+  for (size_t i = 0; i < n; ++i) {
+    key[i] = SampleKey(logits[i], static_cast<int>(i));
+    mass[i] = SampleMass(logits[i], logits[best], o.temperature);
   }
-  order.resize(keep);
-  std::vector<double> p(keep);
-  const double max_logit = logits[order[0]];
-  double total = 0;
-  for (size_t i = 0; i < keep; ++i) {
-    p[i] = std::exp((logits[order[i]] - max_logit) / o.temperature);
-    total += p[i];
+  uint64_t threshold = 0;
+  if (o.top_k > 0 && static_cast<size_t>(o.top_k) < n) {
+    std::vector<uint64_t> sorted = key;
+    std::nth_element(sorted.begin(), sorted.begin() + (o.top_k - 1), sorted.end(), std::greater<uint64_t>());
+    threshold = sorted[o.top_k - 1];
   }
-  if (o.top_p < 1.0f) {  // smallest prefix whose probability reaches top_p
-    double cumulative = 0;
-    size_t n = 0;
-    while (n < keep) {
-      cumulative += p[n] / total;
-      ++n;
-      if (cumulative >= o.top_p) break;
+  if (o.top_p < 1.0f) {
+    std::vector<std::pair<uint64_t, uint64_t>> kept;  // (key, mass), largest key first
+    uint64_t kept_mass = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (key[i] < threshold) continue;
+      kept.emplace_back(key[i], mass[i]);
+      kept_mass += mass[i];
     }
-    keep = n;
-    total = std::accumulate(p.begin(), p.begin() + keep, 0.0);
+    std::sort(kept.begin(), kept.end(), std::greater<std::pair<uint64_t, uint64_t>>());
+    const uint64_t target = TopPTarget(kept_mass, o.top_p);
+    uint64_t cumulative = 0;
+    for (const auto& [k, m] : kept) {
+      cumulative += m;
+      if (cumulative >= target) {
+        threshold = k;
+        break;
+      }
+    }
   }
-  const double u = UniformDraw(o.seed, counter) * total;
-  double cumulative = 0;
-  for (size_t i = 0; i < keep; ++i) {
-    cumulative += p[i];
-    if (u < cumulative) return order[i];
+  uint64_t total = 0;
+  for (size_t i = 0; i < n; ++i) total += key[i] >= threshold ? mass[i] : 0;
+  const uint64_t u = DrawBelow(o.seed, counter, total);  // total >= 2^40: the best id is kept
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (key[i] < threshold) continue;
+    cumulative += mass[i];
+    if (u < cumulative) return static_cast<int>(i);
   }
-  return order[keep - 1];  // u * total rounded up to total
+  return best;  // unreachable: u < total
 }
 
 }  // namespace tileinfer

@@ -19,13 +19,15 @@ struct SamplingOptions {
 // top_p outside (0, 1]), with what to pass instead.
 void CheckSamplingOptions(const SamplingOptions& options);
 
-// A uniform number in [0, 1) for draw `counter` of stream `seed` (SplitMix64; 53 bits).
+// A uniform number in [0, 1) for draw `counter` of stream `seed` (cuda/sample.h's DrawBits;
+// 53 bits).
 double UniformDraw(uint64_t seed, uint64_t counter);
 
-// The chosen id for `logits` (V,), or kCandidateNonFinite (-1) when a logit is not finite. `counter` selects the
-// random draw (the decode uses the token's position), so a choice never depends on
-// what was drawn before. Order as Hugging Face's processors: temperature, top-k, top-p;
-// probabilities in double precision; ties ordered by lower id.
+// The chosen id for `logits` (V,), or kCandidateNonFinite (-1) when a logit is not finite.
+// `counter` selects the random draw (the decode uses the token's position), so a choice
+// never depends on what was drawn before. The rule (temperature, then top-k, then top-p,
+// fixed-point probabilities, ties to the lower id) is cuda/sample.h's, which the GPU worker
+// implements too: the same logits, options and counter give the same id on both.
 int SampleToken(const std::vector<float>& logits, const SamplingOptions& options, uint64_t counter);
 
 }  // namespace tileinfer

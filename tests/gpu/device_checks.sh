@@ -37,12 +37,37 @@ for stage in "$@"; do
           | tee "$OUT/gpu_check_$m.txt" || rc=1
       done ;;
     sanitize)
-      step "compute-sanitizer"
+      step "compute-sanitizer: stepwise checks incl. sampling and streaming, then 300-token decodes across the attention chunks"
+      python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=tiny || rc=1
+      ids=$(python3 -c "print(','.join(str(1 + (i * 37) % 90) for i in range(100)))")  # 100 prompt ids
       for tool in memcheck racecheck synccheck; do
-        compute-sanitizer --tool $tool --error-exitcode 9 $B/gpu_check --package="$W/tiny_9x3.tpkg" \
-          --contexts=1,3,130 --cpu_contexts=3 --runs=1 --tokens=20 > "$OUT/sanitize_$tool.txt" 2>&1
-        r=$?; echo "$tool: exit $r"; tail -3 "$OUT/sanitize_$tool.txt"; [ $r = 0 ] || rc=1
+        timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 $B/gpu_check --package="$W/tiny_9x3.tpkg" \
+          --contexts=1,3,130 --cpu_contexts=3 --runs=1 --tokens=70 --sampling_checks=14 > "$OUT/sanitize_$tool.txt" 2>&1
+        r=$?; echo "$tool gpu_check: exit $r"; tail -2 "$OUT/sanitize_$tool.txt"; [ $r = 0 ] || rc=1
+        for opts in "" "--temperature=0.9 --top_k=20 --top_p=0.9 --seed=3"; do
+          timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 $B/decode --package="$W/tiny_9x3.tpkg" \
+            --prompt_ids=$ids --max_new_tokens=300 --ignore_eos --device=gpu $opts > "$OUT/sanitize_decode.txt" 2>&1
+          r=$?; echo "$tool decode 100+300 tokens ${opts:-greedy}: exit $r: $(grep -E 'ERROR SUMMARY|tokens/s' "$OUT/sanitize_decode.txt" | tr '\n' ' ')"
+          [ $r = 0 ] || { rc=1; cp "$OUT/sanitize_decode.txt" "$OUT/sanitize_decode_${tool}_fail.txt"; }
+        done
       done ;;
+    soak)
+      step "soak: 20 generations of 1000 tokens, bit-identical (tokens and final logits)"
+      python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=llama1b_shape,smollm2_shape || rc=1
+      for m in llama1b_shape smollm2_shape; do
+        $B/gpu_check --package="$W/$m.tpkg" --contexts=1 --cpu_contexts=1 --runs=20 --tokens=1000 --sampling_checks=0 \
+          --stream_checks=false --cpu_generate_tokens=0 | tee "$OUT/soak_$m.txt" | grep -E "determinism|seeded|PASS|FAIL" || rc=1
+      done ;;
+    faults)
+      step "faults: a grid that cannot be co-resident; out of memory at load"
+      python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=tiny_9x3,llama1b_shape || rc=1
+      python3 -c "import json; t = json.load(open('$W/target.json')); t['workers_per_sm'] = 4; json.dump(t, open('$W/target_x4.json', 'w'))"
+      python3 py/planner/main.py --checkpoint="$W/tiny_9x3" --target="$W/target_x4.json" --out="$W/tiny_x4.tpkg" --max_context=64 2>&1 | tail -1
+      timeout 60 $B/decode --package="$W/tiny_x4.tpkg" --prompt_ids=1,2,3 --max_new_tokens=4 --device=gpu > "$OUT/fault_grid.txt" 2>&1
+      r=$?; echo "oversize grid: exit $r: $(grep -o 'error: .*' "$OUT/fault_grid.txt")"
+      { [ $r = 1 ] && grep -q "re-plan" "$OUT/fault_grid.txt"; } || { echo FAIL; rc=1; }
+      $B/gpu_check --package="$W/llama1b_shape.tpkg" --contexts=1 --cpu_contexts=1 --runs=0 --sampling_checks=0 --oom_check \
+        | tee "$OUT/fault_oom.txt" | grep -E "memory|PASS|FAIL" || rc=1 ;;
     smollm2_shape|llama1b_shape)
       step "$stage"
       python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=$stage || rc=1
@@ -89,8 +114,14 @@ for stage in "$@"; do
       cat /tmp/gguf_part_a .gpu/gguf_part_b > "$W/smollm2.gguf" || rc=1
       python3 py/tools/gguf_import.py --gguf="$W/smollm2.gguf" --hf_out="$W/smollm2_real" --overwrite 2>&1 | tail -1
       python3 py/planner/main.py --checkpoint="$W/smollm2_real" --target="$W/target.json" --out="$W/smollm2_real.tpkg" 2>&1 | tail -3
-      $B/decode --package="$W/smollm2_real.tpkg" --prompt_ids=1,4093,198,1780,314,260,3575,282,4649,47,2,198,1,520,9531,198 \
-        --max_new_tokens=48 --device=gpu | tee "$OUT/decode_smollm2_real.txt" || rc=1
+      { $B/decode --package="$W/smollm2_real.tpkg" --prompt_ids=1,4093,198,1780,314,260,3575,282,4649,47,2,198,1,520,9531,198 \
+          --max_new_tokens=48 --device=gpu
+        echo "--- text prompt, sampled (T=0.7, top_k=40, top_p=0.95, seed 1), twice:"
+        for i in 1 2; do $B/decode --package="$W/smollm2_real.tpkg" --prompt="Three facts about the ocean:" \
+          --max_new_tokens=64 --device=gpu --temperature=0.7 --top_k=40 --top_p=0.95 --seed=1; done
+        echo "--- chat (stops at <|im_end|>):"
+        printf 'What is the capital of France?\nAnd of Italy?\n' | $B/decode --package="$W/smollm2_real.tpkg" --chat \
+          --max_new_tokens=64 --device=gpu; } 2>&1 | tee "$OUT/decode_smollm2_real.txt" || rc=1
       $B/gpu_check --package="$W/smollm2_real.tpkg" --contexts=1,2,100,383,384,385,1000,4096 --cpu_contexts=1,2,100 \
         --prompt_ids=1,4093,198,1780,314,260,3575,282,4649,47,2,198,1,520,9531,198 \
         --runs=10 --tokens=256 --logits_out="$W/smollm2_real.logits" --tokens_out="$W/smollm2_real.tokens" \
