@@ -31,12 +31,31 @@ struct SampleInput {
   int vocab;
   float max_logit;      // the largest logit (the greedy token's)
   float temperature;
-  __device__ uint64_t Key(int i, float* logit) const {
-    *logit = logits[i];
-    return SampleKey(*logit, i);
-  }
   __device__ uint64_t Mass(float logit) const { return SampleMass(logit, max_logit, temperature); }
 };
+
+// Calls f(i, logit, valid) for i = base + u * kThreads + threadIdx.x over the whole row, in
+// batches whose kSampleBatch loads are all issued before the first is used (one block reads
+// the whole row several times: without this each pass waits on one L2 latency per element).
+// Every thread of the block makes the same calls (valid false past the row), so f may use
+// warp-wide intrinsics.
+constexpr int kSampleBatch = 8;
+template <typename F>
+__device__ __forceinline__ void ForEachLogit(const SampleInput& in, F&& f) {
+  for (int base = 0; base < in.vocab; base += kThreads * kSampleBatch) {
+    float logit[kSampleBatch];
+#pragma unroll
+    for (int u = 0; u < kSampleBatch; ++u) {
+      const int i = base + u * kThreads + threadIdx.x;
+      logit[u] = i < in.vocab ? in.logits[i] : 0.0f;
+    }
+#pragma unroll
+    for (int u = 0; u < kSampleBatch; ++u) {
+      const int i = base + u * kThreads + threadIdx.x;
+      f(i, logit[u], i < in.vocab);
+    }
+  }
+}
 
 // Sum of v over the block, every thread gets it (exact: integers).
 __device__ __forceinline__ unsigned long long BlockSumU64(unsigned long long v, SampleShared& s) {
@@ -65,22 +84,18 @@ __device__ uint64_t RadixThreshold(const SampleInput& in, uint64_t lo, uint64_t 
     }
     __syncthreads();
     const uint64_t high = shift == 56 ? 0 : ~uint64_t{0} << (shift + 8);  // bits chosen so far
-    for (int base = 0; base < in.vocab; base += kThreads) {  // uniform trip count: whole warps
-      const int i = base + threadIdx.x;
+    ForEachLogit(in, [&](int i, float logit, bool valid) {
       int bin = 256;  // not counted
       unsigned long long m = 0;
-      if (i < in.vocab) {
-        float logit;
-        const uint64_t k = in.Key(i, &logit);
-        if (k >= lo && (k & high) == prefix) {
-          bin = static_cast<int>((k >> shift) & 255);
-          if (by_mass) m = in.Mass(logit);
-        }
+      const uint64_t k = SampleKey(logit, i);
+      if (valid && k >= lo && (k & high) == prefix) {
+        bin = static_cast<int>((k >> shift) & 255);
+        if (by_mass) m = in.Mass(logit);
       }
       // One atomic per distinct bin per warp (keys crowd into few bins on the first pass).
       const unsigned peers = __match_any_sync(0xffffffffu, bin);
       unsigned long long group_mass = 0;
-      if (by_mass) {
+      if (by_mass && __any_sync(0xffffffffu, m != 0)) {  // past top-k few keys are in play
         for (int src = 0; src < 32; ++src) {
           const unsigned long long v = __shfl_sync(0xffffffffu, m, src);
           if ((peers >> src) & 1) group_mass += v;
@@ -90,7 +105,7 @@ __device__ uint64_t RadixThreshold(const SampleInput& in, uint64_t lo, uint64_t 
         atomicAdd(&s.count[bin], static_cast<uint32_t>(__popc(peers)));
         if (by_mass) atomicAdd(&s.mass[bin], group_mass);
       }
-    }
+    });
     __syncthreads();
     if (threadIdx.x == 0) {
       int b = 255;
@@ -119,10 +134,9 @@ __device__ int SampleBlock(const SampleInput& in, int top_k, float top_p, uint64
   if (top_k > 0 && top_k < in.vocab) threshold = RadixThreshold(in, 0, static_cast<uint64_t>(top_k), false, s);
   if (top_p < 1.0f) {
     unsigned long long kept = 0;
-    for (int i = threadIdx.x; i < in.vocab; i += kThreads) {
-      float logit;
-      if (in.Key(i, &logit) >= threshold) kept += in.Mass(logit);
-    }
+    ForEachLogit(in, [&](int i, float logit, bool valid) {
+      if (valid && SampleKey(logit, i) >= threshold) kept += in.Mass(logit);
+    });
     kept = BlockSumU64(kept, s);
     threshold = RadixThreshold(in, threshold, TopPTarget(kept, top_p), true, s);
   }
@@ -130,9 +144,14 @@ __device__ int SampleBlock(const SampleInput& in, int top_k, float top_p, uint64
   const int chunk = (in.vocab + kThreads - 1) / kThreads;
   const int begin = min(in.vocab, static_cast<int>(threadIdx.x) * chunk), end = min(in.vocab, begin + chunk);
   unsigned long long mine = 0;
-  for (int i = begin; i < end; ++i) {
-    float logit;
-    if (in.Key(i, &logit) >= threshold) mine += in.Mass(logit);
+  for (int i0 = begin; i0 < end; i0 += kSampleBatch) {  // batched loads, as in ForEachLogit
+    float logit[kSampleBatch];
+#pragma unroll
+    for (int u = 0; u < kSampleBatch; ++u) logit[u] = i0 + u < end ? in.logits[i0 + u] : 0.0f;
+#pragma unroll
+    for (int u = 0; u < kSampleBatch; ++u) {
+      if (i0 + u < end && SampleKey(logit[u], i0 + u) >= threshold) mine += in.Mass(logit[u]);
+    }
   }
   // Exclusive prefix of the chunk masses: within each warp by shuffles, then across warps.
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -155,8 +174,8 @@ __device__ int SampleBlock(const SampleInput& in, int top_k, float top_p, uint64
   if (before <= u && u < before + mine) {  // exactly one thread owns the draw
     unsigned long long cumulative = before;
     for (int i = begin; i < end; ++i) {
-      float logit;
-      if (in.Key(i, &logit) < threshold) continue;
+      const float logit = in.logits[i];
+      if (SampleKey(logit, i) < threshold) continue;
       cumulative += in.Mass(logit);
       if (u < cumulative) {
         s.token = i;

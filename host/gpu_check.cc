@@ -283,14 +283,15 @@ int Run() {
     // Seeded sampling: the same seed gives the same tokens on every run, another seed others.
     GenerateOptions sampled = gen;
     sampled.sampling = SamplingOptions{0.8f, 40, 0.95f, 7};
-    const std::vector<int> s1 = gpu.Generate(base_prompt, sampled).tokens;
+    const GenerateResult s1 = gpu.Generate(base_prompt, sampled);
     bool sampled_same = true;
-    for (int r = 1; r < std::min(FLAGS_runs, 5); ++r) sampled_same &= gpu.Generate(base_prompt, sampled).tokens == s1;
+    for (int r = 1; r < std::min(FLAGS_runs, 5); ++r) sampled_same &= gpu.Generate(base_prompt, sampled).tokens == s1.tokens;
     sampled.sampling.seed = 8;
-    const bool other_differs = gpu.Generate(base_prompt, sampled).tokens != s1;
-    std::printf("seeded sampling (T=0.8, top_k=40, top_p=0.95): %d runs of %d tokens %s; seed 8 %s\n",
-                std::min(FLAGS_runs, 5), FLAGS_tokens, sampled_same ? "bit-identical" : "FAIL: differ",
-                other_differs ? "differs" : "gives the same tokens");
+    const bool other_differs = gpu.Generate(base_prompt, sampled).tokens != s1.tokens;
+    std::printf("seeded sampling (T=0.8, top_k=40, top_p=0.95): %d runs of %d tokens %s; seed 8 %s; "
+                "decode %.4f ms/token\n", std::min(FLAGS_runs, 5), FLAGS_tokens,
+                sampled_same ? "bit-identical" : "FAIL: differ", other_differs ? "differs" : "gives the same tokens",
+                s1.decode_ms / std::max<size_t>(1, s1.tokens.size() - 1));
     ok &= sampled_same;
     if (FLAGS_stream_checks && pkg->plan().max_context >= static_cast<int>(base_prompt.size()) + kMaxStepsPerLaunch + 1) {
       ok &= CheckStreaming(gpu, base_prompt);
