@@ -53,7 +53,7 @@ struct Request {
   int max_new_tokens = 32;
   bool stop_at_eos = true;      // stop at the package's stop token ids
   std::string stop;             // also stop once the continuation contains this text
-  float temperature = 0.0f;     // 0: greedy; else sampled (CPU executor)
+  float temperature = 0.0f;     // 0: greedy; else sampled (cuda/sample.h; CPU and GPU alike)
   int top_k = 0;                // 0: all ids
   float top_p = 1.0f;           // 1: all ids
   uint64_t seed = 0;            // same seed, package and prompt: same tokens
