@@ -38,6 +38,22 @@ __device__ __forceinline__ void RunTask(const format::TaskRecord& t, const StepC
   }
 }
 
+__device__ __forceinline__ unsigned long long GlobalTimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// Trace records of the block's first thread (WorkerParams::trace).
+__device__ __forceinline__ void TraceBegin(WorkerParams::TraceEvent* e) {
+  e->begin_ns = GlobalTimer();
+  e->begin_clk = clock64();
+}
+__device__ __forceinline__ void TraceEnd(WorkerParams::TraceEvent* e) {
+  e->end_ns = GlobalTimer();
+  e->end_clk = clock64();
+}
+
 // Ends the launch in every block (all reach it at the same step, so no barrier is left
 // waiting); block 0's first thread records the count and the status.
 __device__ __forceinline__ void Finish(const WorkerParams& p, bool recorder, int count, int32_t status) {
@@ -68,6 +84,8 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
     // the step's first barrier.
     const int32_t cancel_now = recorder ? *p.cancel : 0;
     bool cancel_published = false;
+    const bool trace = p.trace != nullptr && pos == p.trace_pos && threadIdx.x == 0;
+    const bool trace_block = p.trace != nullptr && pos == p.trace_pos;  // uniform over the block
     uint32_t i = first;
     for (int w = 0; w < p.n_waves; ++w) {
       const bool skip = w == p.lm_head_wave && !logits;  // uniform over the grid
@@ -80,7 +98,12 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
           WaitStaged();
           task_staged = staged;
         }
+        if (trace) TraceBegin(p.trace + i);
         RunTask(t, StepContext{p, token, pos, smem, scratch, stage, task_staged});
+        if (trace_block) {
+          __syncthreads();
+          if (trace) TraceEnd(p.trace + i);
+        }
       }
       if (!skip) {
         const uint32_t next = i < last ? i : first;
@@ -91,7 +114,9 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
         }
         if (recorder && !cancel_published) p.cancel_seen[s & 1] = cancel_now;
         cancel_published = true;
+        if (trace) TraceBegin(p.trace + p.trace_entries + worker * p.n_waves + w);
         grid.sync();
+        if (trace) TraceEnd(p.trace + p.trace_entries + worker * p.n_waves + w);
       }
     }
     // Every block read the same word: cancel_seen[s & 1] was written before this step's

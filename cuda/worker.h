@@ -94,6 +94,18 @@ struct WorkerParams {
   // so that all blocks stop after the same step.
   const volatile int32_t* cancel;
   int32_t* cancel_seen;
+
+  // Trace (nullptr: off). For the step at position trace_pos, block b's first thread records
+  // TraceEvent pairs: for task list entry i, trace[i] = (start, end); for wave w, at
+  // trace[n_entries + b * n_waves + w] = (arrival at the grid barrier, exit from it).
+  // Task ends are taken after a block-wide __syncthreads (so tracing perturbs a little).
+  struct TraceEvent {
+    unsigned long long begin_ns, end_ns;    // %globaltimer
+    unsigned long long begin_clk, end_clk;  // clock64 of the SM
+  };
+  TraceEvent* trace;
+  int trace_pos;
+  int trace_entries;                  // task list entries (the barriers' records follow)
 };
 
 // Dynamic shared memory (bytes) the worker needs for this model and plan; `max_task_rows`

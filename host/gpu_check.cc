@@ -47,6 +47,9 @@ DEFINE_int32(threads, 0, "CPU executor threads.");
 DEFINE_int32(sampling_checks, 120, "Sampled steps whose in-kernel choice must equal the CPU sampler's on the same logits (0: skip).");
 DEFINE_bool(stream_checks, true, "Check that tokens stream during a launch and that a cancel ends it early.");
 DEFINE_bool(oom_check, false, "Fill GPU memory, check the out-of-memory message at load, then load again.");
+DEFINE_string(trace_out, "", "Write a worker trace (JSON, per task and barrier timings) of one step at each "
+              "--trace_contexts value to FILE_PREFIX_<context>.json.");
+DEFINE_string(trace_contexts, "32,4064", "Contexts of the traced steps (each inside a 64-step launch).");
 DEFINE_int32(cpu_generate_tokens, 32, "Also compare the GPU's generation (64-step launches) with the CPU executor's for this many tokens (0: skip).");
 
 namespace tileinfer {
@@ -156,6 +159,52 @@ bool CheckOutOfMemory(const Package& pkg, int token) {
   const bool works = again.Select() >= 0;
   std::printf("load after the memory came back: %s\n", works ? "ok" : "FAIL");
   return clear && works;
+}
+
+// One traced step at context `context` of a greedy generation from a one-token prompt,
+// written as JSON: the model's shape, then per task (package order) its worker, wave, opcode,
+// layer, rows, slot and (begin, end) in ns of %globaltimer and in SM clocks; then per worker
+// and wave the grid barrier's (arrival, exit). py/tools/trace_report.py reads it.
+void WriteTrace(GpuExecutor& gpu, const Package& pkg, int context, const std::string& path) {
+  gpu.set_trace(context - 1);
+  GenerateOptions gen;
+  gen.max_new_tokens = context + 8;
+  gen.stop_at_eos = false;
+  const GenerateResult r = gpu.Generate({pkg.model().bos_token_id >= 0 ? pkg.model().bos_token_id : 1}, gen);
+  gpu.set_trace(-1);
+  const auto events = gpu.TraceEvents();
+  const auto tasks = pkg.tasks();
+  const ModelConfig& m = pkg.model();
+  const PlanParams& pp = pkg.plan();
+  std::ofstream out(path);
+  out << "{\"package\": \"" << pkg.path() << "\", \"gpu\": \"" << gpu.name() << "\", \"context\": " << context
+      << ", \"decode_ms_per_token\": " << r.decode_ms / std::max<size_t>(1, r.tokens.size() - 1)
+      << ", \"hidden\": " << m.hidden << ", \"ffn\": " << m.ffn << ", \"layers\": " << m.layers
+      << ", \"heads\": " << m.heads << ", \"kv_heads\": " << m.kv_heads << ", \"head_dim\": " << m.head_dim
+      << ", \"vocab\": " << m.vocab << ", \"workers\": " << pp.workers << ", \"waves\": " << pp.waves
+      << ", \"attention_min_chunk\": " << pp.attention_min_chunk << ",\n \"tasks\": [";
+  const auto& order = gpu.task_order();
+  std::vector<size_t> entry_of(order.size());
+  for (size_t i = 0; i < order.size(); ++i) entry_of[order[i]] = i;
+  for (size_t k = 0; k < tasks.size; ++k) {
+    const auto& t = tasks[k];
+    const auto& e = events[entry_of[k]];
+    out << (k ? ",\n  " : "\n  ") << "[" << t.worker << ", " << t.wave << ", " << t.opcode << ", " << t.layer << ", "
+        << t.row_begin << ", " << t.row_end << ", " << t.slot << ", " << t.param1 << ", " << e.begin_ns << ", " << e.end_ns
+        << ", " << e.begin_clk << ", " << e.end_clk << "]";
+  }
+  out << "],\n \"barriers\": [";
+  for (int w = 0; w < pp.workers; ++w) {
+    for (int v = 0; v < pp.waves; ++v) {
+      const auto& e = events[order.size() + static_cast<size_t>(w) * pp.waves + v];
+      out << (w || v ? ",\n  " : "\n  ") << "[" << w << ", " << v << ", " << e.begin_ns << ", " << e.end_ns << ", "
+          << e.begin_clk << ", " << e.end_clk << "]";
+    }
+  }
+  out << "]}\n";
+  if (!out) throw Error("could not write " + path);
+  std::printf("trace at context %d: %s (%.4f ms/token in that generation)\n", context, path.c_str(),
+              r.decode_ms / std::max<size_t>(1, r.tokens.size() - 1));
 }
 
 int Run() {
@@ -295,6 +344,12 @@ int Run() {
     ok &= sampled_same;
     if (FLAGS_stream_checks && pkg->plan().max_context >= static_cast<int>(base_prompt.size()) + kMaxStepsPerLaunch + 1) {
       ok &= CheckStreaming(gpu, base_prompt);
+    }
+  }
+  if (!FLAGS_trace_out.empty()) {
+    for (int c : ParseIntList(FLAGS_trace_contexts, "--trace_contexts")) {
+      if (c < 2 || c + 8 > pkg->plan().max_context) throw Error("--trace_contexts must be in 2..max_context-8");
+      WriteTrace(gpu, *pkg, c, FLAGS_trace_out + "_" + std::to_string(c) + ".json");
     }
   }
   std::printf("gpu_check: %s\n", ok ? "PASS" : "FAIL");

@@ -138,6 +138,8 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options) : pkg_(p
   };
   params_.tasks = static_cast<const format::TaskRecord*>(upload(tasks.data, tasks.size * sizeof(format::TaskRecord), "the tasks"));
   params_.worker_tasks = static_cast<const uint32_t*>(upload(order.data(), order.size() * 4, "the task lists"));
+  task_order_ = order;
+  params_.trace_entries = static_cast<int>(order.size());
   params_.worker_task_begin = static_cast<const uint32_t*>(upload(begin.data(), begin.size() * 4, "the task lists"));
   params_.n_waves = p.waves;
   params_.work_bytes = static_cast<uint32_t>(work_bytes);
@@ -190,6 +192,28 @@ std::string GpuExecutor::name() const {
 void GpuExecutor::set_step_sampling(const SamplingOptions& options) {
   CheckSamplingOptions(options);
   step_sampling_ = options;
+}
+
+void GpuExecutor::set_trace(int pos) {
+  if (pos < 0) {
+    params_.trace = nullptr;
+    return;
+  }
+  const size_t events = task_order_.size() + static_cast<size_t>(pkg_.plan().workers) * pkg_.plan().waves;
+  if (trace_ == nullptr) {
+    trace_ = static_cast<WorkerParams::TraceEvent*>(Alloc(events * sizeof(WorkerParams::TraceEvent), "the trace"));
+  }
+  CUDA_CHECK(cudaMemset(trace_, 0, events * sizeof(WorkerParams::TraceEvent)));
+  params_.trace = trace_;
+  params_.trace_pos = pos;
+}
+
+std::vector<WorkerParams::TraceEvent> GpuExecutor::TraceEvents() const {
+  if (trace_ == nullptr) return {};
+  std::vector<WorkerParams::TraceEvent> events(task_order_.size() +
+                                              static_cast<size_t>(pkg_.plan().workers) * pkg_.plan().waves);
+  CUDA_CHECK(cudaMemcpy(events.data(), trace_, events.size() * sizeof(events[0]), cudaMemcpyDeviceToHost));
+  return events;
 }
 
 int32_t GpuExecutor::Run(const Launch& launch, const std::function<bool(int32_t)>& deliver, int* recorded) {

@@ -42,6 +42,14 @@ class GpuExecutor : public Executor {
   // Milliseconds of the last launch (CUDA events).
   float last_launch_ms() const { return last_launch_ms_; }
 
+  // Trace the step at position `pos` of later launches (pos < 0: off). See
+  // WorkerParams::trace for what is recorded.
+  void set_trace(int pos);
+  // The last trace: one event per task list entry (task index task_order()[i]), then one per
+  // worker and wave (the grid barrier: arrival, exit). All zero when no traced step ran.
+  std::vector<WorkerParams::TraceEvent> TraceEvents() const;
+  const std::vector<uint32_t>& task_order() const { return task_order_; }
+
  private:
   struct Launch {
     int start_pos, n_steps, first_logits_step, n_stop_ids;
@@ -71,6 +79,8 @@ class GpuExecutor : public Executor {
   volatile unsigned long long* slots_ = nullptr;  // host view of params_.out_slots
   volatile int32_t* cancel_ = nullptr;            // host view of params_.cancel
   SamplingOptions step_sampling_;
+  std::vector<uint32_t> task_order_;  // task index of each task list entry (worker, then wave)
+  WorkerParams::TraceEvent* trace_ = nullptr;  // device, allocated by the first set_trace
   void* cuda_start_ = nullptr;  // cudaEvent_t
   void* cuda_stop_ = nullptr;
   int32_t last_selected_ = -1;

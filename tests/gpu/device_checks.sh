@@ -63,6 +63,15 @@ for stage in "$@"; do
         $B/gpu_check --package="$W/$m.tpkg" --contexts=1,4096 --cpu_contexts=1 --runs=3 --tokens=256 --stream_checks=false \
           --cpu_generate_tokens=0 | tee "$OUT/sampling_$m.txt" | grep -E "sampling|determinism|PASS|FAIL" || rc=1
       done ;;
+    trace)
+      step "worker trace: per task and barrier timings of one step at contexts 32 and 4064 (py/tools/trace_report.py)"
+      python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=smollm2_shape,llama1b_shape || rc=1
+      for m in llama1b_shape smollm2_shape; do
+        $B/gpu_check --package="$W/$m.tpkg" --contexts=1 --cpu_contexts=1 --runs=0 --sampling_checks=0 \
+          --trace_out="$W/trace_$m" --trace_contexts=32,4064 | grep -E "trace|PASS|FAIL" || rc=1
+        gzip -c "$W/trace_${m}_32.json" > "$OUT/trace_${m}_32.json.gz"
+        gzip -c "$W/trace_${m}_4064.json" > "$OUT/trace_${m}_4064.json.gz"
+      done ;;
     soak)
       step "soak: 20 generations of 1000 tokens, bit-identical (tokens and final logits)"
       python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=llama1b_shape,smollm2_shape || rc=1
