@@ -1,0 +1,184 @@
+"""Where one token's time goes, from a worker trace (`gpu_check --trace_out`).
+
+Usage: python3 py/tools/trace_report.py --trace=T.json[.gz] [--bandwidth_gbps=4540] [--png=OUT.png]
+
+The trace holds, for one step, every task's begin and end and every worker's arrival at and
+exit from each grid barrier (%globaltimer, ns). Per wave:
+  span     = earliest exit from this wave's barrier - earliest exit from the previous one;
+  work     = latest arrival at the barrier - earliest exit from the previous one (the slowest
+             worker's tasks plus its own overheads);
+  barrier  = span - work (from the last arrival until the first block leaves);
+  ideal    = the wave's bytes (weights, or K/V for ATTENTION) / bandwidth (the floor).
+The token's time splits into: ideal streaming, weight waves above their ideal ("GEMV below the
+roofline"), attention above its ideal, barriers, and the rest (EMBED, FFN_REDUCE).
+Prints a table per wave kind and the split; --png draws a per-worker timeline and the split
+(needs matplotlib).
+"""
+import collections
+import gzip
+import json
+import statistics
+import sys
+
+from absl import app, flags
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("trace", None, "Trace JSON from gpu_check --trace_out (.gz accepted).")
+flags.DEFINE_float("bandwidth_gbps", 4540.5, "Streaming bandwidth for the ideal time (GB/s; the "
+                   "measured floor, results/*/floor.json best_gbps).")
+flags.DEFINE_string("png", None, "Write the timeline and the split here (matplotlib).")
+
+OPCODES = {1: "EMBED", 2: "QKV (RMSNORM_GEMV)", 3: "ATTENTION", 4: "ATTN_OUT", 5: "FFN",
+           6: "FFN_REDUCE", 7: "LM_HEAD"}
+WEIGHT_KINDS = ("QKV (RMSNORM_GEMV)", "ATTN_OUT", "FFN", "LM_HEAD")
+
+
+def load(path):
+    """The trace as a dict (see gpu_check.cc WriteTrace); raises ValueError if it is empty."""
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        trace = json.load(f)
+    if not any(t[8] for t in trace["tasks"]):
+        raise ValueError(f"{path}: no traced task (did the traced step run?)")
+    return trace
+
+
+def task_bytes(trace, t):
+    """Bytes task `t` streams: weight rows (BF16), or the K/V of its attention chunk."""
+    op, rows = t[2], t[5] - t[4]
+    h, q = trace["hidden"], trace["heads"] * trace["head_dim"]
+    if op in (2, 7):
+        return rows * h * 2
+    if op == 4:
+        return rows * q * 2
+    if op == 5:
+        return rows * h * 2 * 3
+    if op == 3:  # chunk `slot` of `param1` chunks over the context (op_attention.cuh)
+        ctx, chunks, chunk = trace["context"], t[7], t[6]
+        span = max(-(-ctx // chunks), trace["attention_min_chunk"])
+        begin = max(0, ctx - (chunks - chunk) * span)
+        end = max(0, ctx - (chunks - 1 - chunk) * span)
+        return (end - begin) * trace["head_dim"] * 2 * 2
+    if op == 1:
+        return h * 2
+    return 0
+
+
+def analyse(trace, bandwidth_gbps):
+    """Per-wave rows and the token split (all times in microseconds)."""
+    waves, workers = trace["waves"], trace["workers"]
+    exit_ = [[0] * workers for _ in range(waves)]
+    arrive = [[0] * workers for _ in range(waves)]
+    for w, v, a, e, _, _ in trace["barriers"]:
+        arrive[v][w], exit_[v][w] = a, e
+    by_wave = collections.defaultdict(list)
+    for t in trace["tasks"]:
+        by_wave[t[1]].append(t)
+    rows = []
+    start = min(t[8] for t in by_wave[0])
+    for v in range(waves):
+        if not any(exit_[v]):  # skipped wave (LM_HEAD on a step without logits)
+            continue
+        tasks = by_wave[v]
+        kind = OPCODES[tasks[0][2]]
+        last_arrival, first_exit = max(arrive[v]), min(exit_[v])
+        nbytes = sum(task_bytes(trace, t) for t in tasks)
+        # The slowest worker: its wait from the previous exit to its first task.
+        slow = max(range(workers), key=lambda w: arrive[v][w])
+        mine = [t for t in tasks if t[0] == slow]
+        prev_exit = exit_[v - 1][slow] if v else start
+        rows.append(dict(
+            wave=v, kind=kind, span=(first_exit - start) / 1e3, work=(last_arrival - start) / 1e3,
+            barrier=(first_exit - last_arrival) / 1e3, ideal=nbytes / bandwidth_gbps / 1e3,
+            bytes=nbytes,
+            first_task_delay=((min(t[8] for t in mine) - prev_exit) / 1e3) if mine else 0.0,
+            task_time=sum(t[9] - t[8] for t in mine) / 1e3,
+            task_us=[(t[9] - t[8]) / 1e3 for t in tasks]))
+        start = first_exit
+    split = collections.OrderedDict(
+        (k, 0.0) for k in ("ideal streaming", "GEMV below the roofline", "attention",
+                           "barriers", "rest"))
+    for r in rows:
+        split["barriers"] += r["barrier"]
+        if r["kind"] in WEIGHT_KINDS:
+            split["ideal streaming"] += r["ideal"]
+            split["GEMV below the roofline"] += r["work"] - r["ideal"]
+        elif r["kind"] == "ATTENTION":
+            split["ideal streaming"] += r["ideal"]
+            split["attention"] += r["work"] - r["ideal"]
+        else:
+            split["rest"] += r["work"]
+    return rows, split
+
+
+def report(trace, rows, split):
+    """The table per wave kind and the split, as text."""
+    out = [f"{trace['package']}: context {trace['context']}, {trace['workers']} workers, "
+           f"{len(rows)} waves run; {trace['decode_ms_per_token']:.4f} ms/token in that generation",
+           f"{'wave kind':20s} {'waves':>5s} {'span us':>9s} {'work us':>9s} {'barrier us':>10s} "
+           f"{'ideal us':>9s} {'GB/s':>7s} {'1st task delay us':>17s} {'task us (median)':>16s}"]
+    kinds = collections.OrderedDict()
+    for r in rows:
+        kinds.setdefault(r["kind"], []).append(r)
+    for kind, rs in kinds.items():
+        work = sum(r["work"] for r in rs)
+        gbps = sum(r["bytes"] for r in rs) / work / 1e3 if work > 0 else 0
+        out.append(f"{kind:20s} {len(rs):5d} {sum(r['span'] for r in rs):9.1f} {work:9.1f} "
+                   f"{sum(r['barrier'] for r in rs):10.1f} {sum(r['ideal'] for r in rs):9.1f} "
+                   f"{gbps:7.0f} {statistics.median(r['first_task_delay'] for r in rs):17.2f} "
+                   f"{statistics.median(u for r in rs for u in r['task_us']):16.2f}")
+    total = sum(split.values())
+    out.append(f"token: {total:.1f} us = " + ", ".join(
+        f"{k} {v:.1f} ({100 * v / total:.0f}%)" for k, v in split.items()))
+    return "\n".join(out)
+
+
+def draw(trace, rows, split, path):
+    """Per-worker timeline of the step and the split as one stacked bar."""
+    import matplotlib  # pylint: disable=import-outside-toplevel
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
+    colors = {1: "tab:gray", 2: "tab:blue", 3: "tab:red", 4: "tab:orange", 5: "tab:green",
+              6: "tab:purple", 7: "tab:brown"}
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(16, 6), gridspec_kw={"width_ratios": [5, 1]})
+    t0 = min(t[8] for t in trace["tasks"] if t[8])
+    for t in trace["tasks"]:
+        if t[8]:
+            ax.barh(t[0], (t[9] - t[8]) / 1e3, left=(t[8] - t0) / 1e3, height=1.0,
+                    color=colors[t[2]], linewidth=0)
+    for code, name in OPCODES.items():
+        ax.barh(0, 0, color=colors[code], label=name)
+    ax.set_xlabel("microseconds since the step's first task")
+    ax.set_ylabel("worker (thread block)")
+    ax.set_title(f"one token, context {trace['context']}: tasks per worker "
+                 f"(white: waiting, barriers)")
+    ax.legend(loc="upper right", fontsize=7)
+    bottom = 0.0
+    for (name, value), color in zip(split.items(), ["tab:green", "tab:olive", "tab:red",
+                                                     "tab:gray", "tab:purple"]):
+        bx.bar(0, value, bottom=bottom, color=color, label=f"{name} {value:.0f} us")
+        bottom += value
+    bx.set_xticks([])
+    bx.set_ylabel("microseconds")
+    bx.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.02))
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    trace = load(FLAGS.trace)
+    rows, split = analyse(trace, FLAGS.bandwidth_gbps)
+    print(report(trace, rows, split))
+    if FLAGS.png:
+        try:
+            draw(trace, rows, split, FLAGS.png)
+        except ImportError:
+            sys.exit("--png needs matplotlib: pip install matplotlib")
+        print(f"wrote {FLAGS.png}")
+
+
+if __name__ == "__main__":
+    flags.mark_flags_as_required(["trace"])
+    app.run(main)

@@ -1,0 +1,68 @@
+"""trace_report on a hand-made trace whose split is known."""
+import gzip
+import json
+import sys
+
+import pytest
+
+from tools import trace_report
+
+
+def make_trace():
+    # 2 workers, 3 waves: EMBED, QKV (one 2-row task each, hidden 4: 16 bytes), LM_HEAD.
+    # Times in ns. Wave v's barrier: arrival a, exit e per worker.
+    tasks = [
+        [0, 0, 1, 0, 0, 1, 0, 0, 100, 300, 0, 0],
+        [0, 1, 2, 0, 0, 2, 0, 0, 1200, 2200, 0, 0],
+        [1, 1, 2, 0, 2, 4, 0, 0, 1300, 3200, 0, 0],
+        [0, 2, 7, 0, 0, 5, 0, 0, 4300, 5300, 0, 0],
+        [1, 2, 7, 0, 5, 10, 1, 0, 4400, 6300, 0, 0],
+    ]
+    barriers = [
+        [0, 0, 400, 1000, 0, 0], [1, 0, 200, 1100, 0, 0],
+        [0, 1, 2300, 4100, 0, 0], [1, 1, 3300, 4000, 0, 0],
+        [0, 2, 5400, 7000, 0, 0], [1, 2, 6400, 7100, 0, 0],
+    ]
+    return dict(package="p", gpu="g", context=5, decode_ms_per_token=0.007, hidden=4, ffn=8,
+                layers=1, heads=2, kv_heads=1, head_dim=2, vocab=10, workers=2, waves=3,
+                attention_min_chunk=4, tasks=tasks, barriers=barriers)
+
+
+def test_split_of_a_known_trace(tmp_path):
+    path = tmp_path / "t.json.gz"
+    with gzip.open(path, "wt") as f:
+        json.dump(make_trace(), f)
+    trace = trace_report.load(str(path))
+    rows, split = trace_report.analyse(trace, bandwidth_gbps=0.1)  # 100 bytes/us
+    assert [r["kind"] for r in rows] == ["EMBED", "QKV (RMSNORM_GEMV)", "LM_HEAD"]
+    embed, qkv, lm = rows
+    # EMBED: from the first task (100) to the first exit (1000); last arrival 400.
+    assert embed["span"] == pytest.approx(0.9) and embed["work"] == pytest.approx(0.3)
+    assert embed["barrier"] == pytest.approx(0.6)
+    # QKV: from 1000 to the first exit 4000; last arrival 3300; 4 rows x 4 x 2 = 32 bytes.
+    assert qkv["span"] == pytest.approx(3.0) and qkv["work"] == pytest.approx(2.3)
+    assert qkv["bytes"] == 32 and qkv["ideal"] == pytest.approx(0.32)
+    assert qkv["first_task_delay"] == pytest.approx(0.2)  # worker 1: exit 1100, task 1300
+    assert lm["bytes"] == 10 * 4 * 2 and lm["work"] == pytest.approx(2.4)
+    total = sum(r["span"] for r in rows)
+    assert sum(split.values()) == pytest.approx(total)
+    assert split["barriers"] == pytest.approx(0.6 + 0.7 + 0.6)
+    assert split["rest"] == pytest.approx(0.3)  # EMBED's work
+    assert split["ideal streaming"] == pytest.approx(0.32 + 0.8)
+    assert split["GEMV below the roofline"] == pytest.approx(2.3 - 0.32 + 2.4 - 0.8)
+    text = trace_report.report(trace, rows, split)
+    assert "LM_HEAD" in text and "token:" in text
+
+
+def test_empty_trace_is_refused(tmp_path):
+    trace = make_trace()
+    for t in trace["tasks"]:
+        t[8] = t[9] = 0
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(trace))
+    with pytest.raises(ValueError, match="no traced task"):
+        trace_report.load(str(path))
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))
