@@ -101,6 +101,7 @@ int Run() {
       }
       request.chat.push_back({"assistant", r.text});
       PrintTimes(r);
+      std::fflush(stdout);  // before the next "> " on stderr, also when stdout is a pipe
     }
     return 0;
   }
