@@ -284,6 +284,21 @@ void GpuExecutor::Step(int token, int pos, bool logits) {
   last_selected_ = status == kStatusNonFinite ? format::kCandidateNonFinite : chosen;
 }
 
+float GpuExecutor::RunForcedWindow(const std::vector<int>& tokens, int start_pos) {
+  const int n = static_cast<int>(tokens.size());
+  if (n < 1 || n > kMaxStepsPerLaunch || start_pos < 0 || start_pos + n > pkg_.plan().max_context) {
+    throw Error("a forced window needs 1.." + std::to_string(kMaxStepsPerLaunch) + " steps within the max context");
+  }
+  for (int t : tokens) {
+    if (t < 0 || t >= pkg_.model().vocab) throw Error("token id " + std::to_string(t) + " is outside the vocabulary");
+  }
+  Launch launch{start_pos, n, 0, 0, std::vector<int32_t>(tokens.begin(), tokens.end()), SamplingOptions{}};
+  int recorded = 0;
+  const int32_t status = Run(launch, [](int32_t) { return true; }, &recorded);
+  if (status != kStatusDone) throw Error("the forced window ended with status " + std::to_string(status));
+  return last_launch_ms_;
+}
+
 std::vector<float> GpuExecutor::Logits() {
   std::vector<float> logits(pkg_.model().vocab);
   void* ptr = nullptr;

@@ -42,6 +42,12 @@ class GpuExecutor : public Executor {
   // Milliseconds of the last launch (CUDA events).
   float last_launch_ms() const { return last_launch_ms_; }
 
+  // One launch of tokens.size() (1..kMaxStepsPerLaunch) forced steps at positions
+  // start_pos.., logits at every step (the benchmark's steady state: each step's K/V row is
+  // rewritten with the same token, so repeating a window changes nothing). Returns the
+  // launch's milliseconds (CUDA events).
+  float RunForcedWindow(const std::vector<int>& tokens, int start_pos);
+
   // Trace the step at position `pos` of later launches (pos < 0: off). See
   // WorkerParams::trace for what is recorded.
   void set_trace(int pos);

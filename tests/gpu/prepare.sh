@@ -3,9 +3,9 @@
 # to .gpu/bin, the folder a GPU run carries. See tests/gpu/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-bazel build -c opt //host:decode //host:gpu_check //host:probe //tests/bench:floor
+bazel build -c opt //host:decode //host:gpu_check //host:probe //host:bench //tests/bench:floor
 mkdir -p .gpu/bin
-for b in decode gpu_check probe; do install -m 755 "bazel-bin/host/$b" ".gpu/bin/$b"; strip ".gpu/bin/$b"; done
+for b in decode gpu_check probe bench; do install -m 755 "bazel-bin/host/$b" ".gpu/bin/$b"; strip ".gpu/bin/$b"; done
 install -m 755 bazel-bin/tests/bench/floor .gpu/bin/floor && strip .gpu/bin/floor
 cp bazel-bin/cuda/worker_kernel_worker.ptxas.txt .gpu/bin/
 echo "prepared .gpu/bin: $(ls .gpu/bin | tr '\n' ' ')"

@@ -1,0 +1,177 @@
+// `bench`: TileInfer as a resident benchmark server for the showcase harness
+// (py/tools/showcase.py), which keeps every runtime loaded in its own process and
+// interleaves their measurements. Reads commands from stdin, one per line, and answers each
+// with one JSON line on stdout:
+//
+//   context C R   R timed launches of a window of kWindow forced steps whose last step
+//                 sees context max(C, kWindow) (positions C-kWindow .. C-1), logits at every
+//                 step -> {"context": C, "window": [first, last], "ms_per_token": [R values]}
+//   generate N    greedy generation of N new tokens from --prompt_ids (selection included)
+//                 -> {"tokens": [...], "ms_per_token": m, "tokens_per_s": t}
+//   quit
+//
+// ms per token of a window = the launch's CUDA-event time / kWindow (GPU), wall time on the
+// CPU executor (--device=cpu, for trying the harness without a GPU). K/V rows before the
+// window are written once, from seeded pseudo-random tokens.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gflags/gflags.h>
+
+#include "host/cpu_executor.h"
+#include "host/error.h"
+#include "host/generate.h"
+#include "host/gpu_executor.h"
+#include "host/package.h"
+#include "host/validate.h"
+
+DEFINE_string(package, "", "Package to serve (required).");
+DEFINE_string(device, "gpu", "gpu, or cpu (to try the harness without a GPU).");
+DEFINE_string(prompt_ids, "1,4093,198,1780,314,260,3575,282,4649,47,2,198,1,520,9531,198",
+              "Prompt of `generate` (ids).");
+DEFINE_bool(check_target, true, "GPU: refuse a package made for another GPU or worker build.");
+DEFINE_int32(seed, 1234, "Seed of the tokens behind the K/V rows and in the windows.");
+
+namespace tileinfer {
+namespace {
+
+constexpr int kWindow = 16;  // steps per timed launch
+
+class Server {
+ public:
+  Server(const Package& pkg) : pkg_(pkg), rng_(FLAGS_seed) {
+    if (FLAGS_device == "gpu") {
+      GpuOptions o;
+      o.check_target = FLAGS_check_target;
+      gpu_ = std::make_unique<GpuExecutor>(pkg, o);
+      exec_ = gpu_.get();
+    } else if (FLAGS_device == "cpu") {
+      cpu_ = std::make_unique<CpuExecutor>(pkg);
+      exec_ = cpu_.get();
+    } else {
+      throw Error("--device must be gpu or cpu, not '" + FLAGS_device + "'");
+    }
+    std::fprintf(stderr, "bench: %s on %s\n", pkg.path().c_str(), exec_->name().c_str());
+  }
+
+  std::string Context(int context, int reps) {
+    const int max_context = pkg_.plan().max_context;
+    if (context < 1 || context > max_context || reps < 1) {
+      throw Error("context must be in 1.." + std::to_string(max_context) + " and reps >= 1");
+    }
+    const int last = std::max(context, std::min(kWindow, max_context));
+    const int first = last - std::min(kWindow, last);
+    Fill(first);
+    std::vector<int> window(tokens_.begin() + first, tokens_.begin() + last);
+    std::ostringstream out;
+    out << "{\"context\": " << context << ", \"window\": [" << first + 1 << ", " << last << "], \"ms_per_token\": [";
+    for (int r = 0; r < reps; ++r) {
+      out << (r ? ", " : "") << Window(window, first) / window.size();
+    }
+    out << "]}";
+    return out.str();
+  }
+
+  std::string Generate(int n) {
+    GenerateOptions o;
+    o.max_new_tokens = n;
+    o.stop_at_eos = false;
+    const GenerateResult r = exec_->Generate(ParseIntList(FLAGS_prompt_ids, "--prompt_ids"), o);
+    filled_ = 0;  // the generation rewrote the K/V rows
+    const double ms = r.decode_ms / std::max<size_t>(1, r.tokens.size() - 1);
+    std::ostringstream out;
+    out << "{\"tokens\": [";
+    for (size_t i = 0; i < r.tokens.size(); ++i) out << (i ? ", " : "") << r.tokens[i];
+    out << "], \"ms_per_token\": " << ms << ", \"tokens_per_s\": " << 1000.0 / ms << "}";
+    return out.str();
+  }
+
+ private:
+  // K/V rows for positions [0, upto) exist (and tokens_ covers the max context).
+  void Fill(int upto) {
+    const int max_context = pkg_.plan().max_context;
+    while (static_cast<int>(tokens_.size()) < max_context) tokens_.push_back(static_cast<int>(rng_() % pkg_.model().vocab));
+    while (filled_ < upto) {
+      const int n = std::min({kMaxStepsPerLaunch, upto - filled_});
+      Window(std::vector<int>(tokens_.begin() + filled_, tokens_.begin() + filled_ + n), filled_);
+      filled_ += n;
+    }
+  }
+
+  // Runs `window` at positions start.. with logits at every step; milliseconds.
+  double Window(const std::vector<int>& window, int start) {
+    if (gpu_) return gpu_->RunForcedWindow(window, start);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < window.size(); ++i) cpu_->Step(window[i], start + static_cast<int>(i), true);
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  const Package& pkg_;
+  std::unique_ptr<GpuExecutor> gpu_;
+  std::unique_ptr<CpuExecutor> cpu_;
+  Executor* exec_ = nullptr;
+  std::mt19937 rng_;
+  std::vector<int> tokens_;
+  int filled_ = 0;
+};
+
+int Run() {
+  auto pkg = Package::Open(FLAGS_package);
+  ValidatePlan(*pkg);
+  Server server(*pkg);
+  std::printf("{\"ready\": true, \"runtime\": \"tileinfer\"}\n");
+  std::fflush(stdout);
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    std::istringstream in(line);
+    std::string cmd;
+    in >> cmd;
+    std::string answer;
+    try {
+      if (cmd == "context") {
+        int c = 0, r = 0;
+        if (!(in >> c >> r)) throw Error("usage: context C REPS");
+        answer = server.Context(c, r);
+      } else if (cmd == "generate") {
+        int n = 0;
+        if (!(in >> n) || n < 1) throw Error("usage: generate N (N >= 1)");
+        answer = server.Generate(n);
+      } else if (cmd == "quit") {
+        return 0;
+      } else {
+        throw Error("unknown command '" + cmd + "': context C REPS | generate N | quit");
+      }
+    } catch (const Error& e) {
+      std::string msg = e.what();
+      std::replace(msg.begin(), msg.end(), '"', '\'');
+      answer = "{\"error\": \"" + msg + "\"}";
+    }
+    std::printf("%s\n", answer.c_str());
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace tileinfer
+
+int main(int argc, char** argv) {
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  if (FLAGS_package.empty()) {
+    std::fprintf(stderr, "error: --package is required\n");
+    return 2;
+  }
+  try {
+    return tileinfer::Run();
+  } catch (const tileinfer::Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+}

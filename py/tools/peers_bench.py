@@ -1,0 +1,333 @@
+"""A peer runtime as a resident benchmark server for py/tools/showcase.py (issue 5).
+
+Usage (on the GPU machine, torch + transformers):
+  python3 py/tools/peers_bench.py --checkpoint=DIR --runtime=torch_graph|torch_compile|hf_eager
+      [--device=cuda|cpu]
+
+Same line protocol as host/bench.cc (stdin commands, one JSON line per answer on stdout):
+  context C R   R samples, each the mean of kWindow timed decode steps whose last sees
+                context C (positions C-kWindow .. C-1; all at C-1 for a fixed-shape step)
+                -> {"context": C, "window": [first, last], "ms_per_token": [R values]}
+  generate N    greedy N new tokens from --prompt_ids, selection included
+                -> {"tokens": [...], "ms_per_token": m, "tokens_per_s": t}
+  kernels       GPU kernels one decode step launches (torch.profiler) -> {"kernels": K}
+  quit
+
+Runtimes:
+  torch_graph    a hand-written static-cache decode step in PyTorch (BF16 weights and K/V
+                 cache, FP32 residual stream and softmax), captured once per cache length
+                 in a CUDA graph and replayed (the plain CUDA-graph baseline).
+  torch_compile  the same step through torch.compile (Inductor), then captured in a CUDA
+                 graph: the strongest PyTorch baseline.
+  hf_eager       Hugging Face transformers, eager attention, one forward per token with a
+                 DynamicCache cropped back to C-1 positions after every step.
+The hand-written step attends over a cache of exactly C positions for context C (a fresh
+graph per context), so its attention cost grows with the context as a real decode's does.
+On --device=cpu the graph and compile parts are skipped (the eager step runs), which is how
+the step is checked against the numpy reference without a GPU (peers_bench_test is manual).
+"""
+import json
+import math
+import sys
+import time
+
+import numpy as np
+from absl import app, flags
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("checkpoint", None, "HF checkpoint directory (the one the package came from).")
+flags.DEFINE_enum("runtime", None, ["torch_graph", "torch_compile", "hf_eager"], "Which peer.")
+flags.DEFINE_string("device", "cuda", "cuda, or cpu (no graphs, no compile: for checks).")
+flags.DEFINE_list("prompt_ids", "1,4093,198,1780,314,260,3575,282,4649,47,2,198,1,520,9531,198",
+                  "Prompt of `generate`.")
+flags.DEFINE_integer("seed", 1234, "Seed of the tokens in the timed windows.")
+
+WINDOW = 16  # timed steps per sample, as host/bench.cc
+
+
+def _torch():
+    import torch  # pylint: disable=import-outside-toplevel
+    return torch
+
+
+def to_torch(a, device):
+    """A BF16 numpy array (ml_dtypes) as a torch.bfloat16 tensor on `device`."""
+    torch = _torch()
+    a = np.ascontiguousarray(a)
+    return torch.from_numpy(a.view(np.int16).copy()).view(torch.bfloat16).to(device)
+
+
+class TorchStep:
+    """Batch-1 Llama decode step with static shapes.
+
+    Weights are uploaded once; `state(cache_len)` makes the per-context tensors (K/V cache
+    of cache_len positions, RoPE tables, row indices). step(token (1,) int64, pos (1,) int64,
+    *state) -> logits (V,) float32, writing K/V row `pos`. Attention covers all cache rows
+    with rows > pos masked, so a graph captured for one cache_len serves any pos < cache_len.
+    The state is passed in (not kept on self) so that torch.compile sees the same weights and
+    only new input shapes from one context to the next.
+    """
+
+    def __init__(self, checkpoint, device, inv_freq):
+        torch = _torch()
+        c, w = checkpoint.config, checkpoint.weights
+        self.c, self.device = c, device
+        self.nh, self.nkv, self.hd = c.num_heads, c.num_kv_heads, c.head_dim
+        self.group = self.nh // self.nkv
+        self.inv_freq = torch.tensor(np.asarray(inv_freq, np.float64))
+        t = lambda a: to_torch(a, device)  # noqa: E731
+        self.embed = t(w.embed)
+        self.lm_head = self.embed if w.lm_head is w.embed else t(w.lm_head)
+        self.final_norm = t(w.final_norm).float()
+        self.layers = []
+        for lw in w.layers:
+            self.layers.append(dict(
+                attn_norm=t(lw.attn_norm).float(), ffn_norm=t(lw.ffn_norm).float(),
+                wqkv=torch.cat([t(lw.wq), t(lw.wk), t(lw.wv)]), wo=t(lw.wo),
+                wgu=torch.cat([t(lw.w_gate), t(lw.w_up)]), wdown=t(lw.w_down)))
+
+    def state(self, cache_len):
+        """(k_caches, v_caches, rows, cos, sin) for a cache of cache_len positions."""
+        torch = _torch()
+        angles = torch.arange(cache_len, dtype=torch.float64)[:, None] * self.inv_freq[None]
+        k = [torch.zeros(cache_len, self.nkv, self.hd, dtype=torch.bfloat16, device=self.device)
+             for _ in self.layers]
+        v = [torch.zeros_like(x) for x in k]
+        return (k, v, torch.arange(cache_len, device=self.device),
+                angles.cos().float().to(self.device), angles.sin().float().to(self.device))
+
+    def _norm(self, x, g):
+        torch = _torch()
+        return (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.c.rms_norm_eps) * g).to(torch.bfloat16)
+
+    def _rope(self, x, cos, sin):
+        torch = _torch()
+        half = self.hd // 2
+        x1, x2 = x[..., :half], x[..., half:]
+        return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+
+    def step(self, token, pos, k_caches, v_caches, rows, cos_table, sin_table):
+        torch = _torch()
+        F = torch.nn.functional
+        q_dim, kv_dim = self.nh * self.hd, self.nkv * self.hd
+        x = self.embed[token].float()  # (1, H)
+        cos, sin = cos_table[pos], sin_table[pos]  # (1, hd/2)
+        masked = (rows > pos)[None, None, :]  # (1, 1, L)
+        for li, w in enumerate(self.layers):
+            qkv = F.linear(self._norm(x, w["attn_norm"]), w["wqkv"]).float()[0]
+            q = self._rope(qkv[:q_dim].view(self.nh, self.hd), cos, sin)
+            k = self._rope(qkv[q_dim:q_dim + kv_dim].view(self.nkv, self.hd), cos, sin)
+            v = qkv[q_dim + kv_dim:].view(self.nkv, self.hd)
+            k_caches[li].index_copy_(0, pos, k.to(torch.bfloat16)[None])
+            v_caches[li].index_copy_(0, pos, v.to(torch.bfloat16)[None])
+            keys, values = k_caches[li].float(), v_caches[li].float()  # (L, nkv, hd)
+            qg = q.view(self.nkv, self.group, self.hd)
+            scores = torch.einsum("ngd,lnd->ngl", qg, keys) / math.sqrt(self.hd)
+            p = torch.softmax(scores.masked_fill(masked, float("-inf")), dim=-1)
+            out = torch.einsum("ngl,lnd->ngd", p, values).reshape(1, q_dim)
+            x = x + F.linear(out.to(torch.bfloat16), w["wo"]).float()
+            gate, up = F.linear(self._norm(x, w["ffn_norm"]), w["wgu"]).float().chunk(2, dim=-1)
+            x = x + F.linear((F.silu(gate) * up).to(torch.bfloat16), w["wdown"]).float()
+        return F.linear(self._norm(x, self.final_norm), self.lm_head).float()[0]
+
+
+class GraphRunner:
+    """TorchStep per cache length, eager, compiled, and/or captured in a CUDA graph."""
+
+    def __init__(self, checkpoint, device, compile_step, inv_freq):
+        torch = _torch()
+        self.device, self.graphs = device, {}
+        self.model = TorchStep(checkpoint, device, inv_freq)
+        self.use_graph = device.startswith("cuda")
+        self.fn = self.model.step
+        if compile_step and self.use_graph:
+            torch._dynamo.config.cache_size_limit = 64  # one entry per cache length at worst
+            self.fn = torch.compile(self.model.step)  # automatic dynamic shapes after a recompile
+
+    def _build(self, cache_len):
+        torch = _torch()
+        if cache_len in self.graphs:
+            return self.graphs[cache_len]
+        self.graphs.clear()  # one cache length resident at a time (memory)
+        token = torch.zeros(1, dtype=torch.long, device=self.device)
+        pos = torch.zeros(1, dtype=torch.long, device=self.device)
+        state = self.model.state(cache_len)
+        entry = dict(token=token, pos=pos, state=state, graph=None, logits=None)
+        if self.use_graph:
+            stream = torch.cuda.Stream()
+            stream.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(stream):
+                for _ in range(3):  # warm-up (and compilation) outside the capture
+                    self.fn(token, pos, *state)
+            torch.cuda.current_stream().wait_stream(stream)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                entry["logits"] = self.fn(token, pos, *state)
+            entry["graph"] = graph
+        self.graphs[cache_len] = entry
+        return entry
+
+    def run(self, entry, token, pos):
+        """One step; returns the logits tensor (the graph's output buffer on the GPU)."""
+        entry["token"].fill_(token)
+        entry["pos"].fill_(pos)
+        if entry["graph"] is not None:
+            entry["graph"].replay()
+            return entry["logits"]
+        return self.fn(entry["token"], entry["pos"], *entry["state"])
+
+    def context(self, c, reps, tokens):
+        entry = self._build(c)
+        first = max(0, c - WINDOW)
+        for p in range(c):  # K/V rows of the context (content does not change the cost)
+            self.run(entry, tokens[p], p)
+        return [self._time(lambda: [self.run(entry, tokens[p], p) for p in range(first, c)]) / (c - first)
+                for _ in range(reps)], (first + 1, c)
+
+    def _time(self, fn):
+        torch = _torch()
+        if self.use_graph:
+            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            stop.record()
+            stop.synchronize()
+            return start.elapsed_time(stop)
+        t0 = time.perf_counter()
+        fn()
+        return (time.perf_counter() - t0) * 1e3
+
+    def generate(self, prompt, n):
+        torch = _torch()
+        entry = self._build(len(prompt) + n)
+        for p, t in enumerate(prompt[:-1]):
+            self.run(entry, t, p)
+        out, token = [], prompt[-1]
+        elapsed = 0.0
+        for i in range(n):
+            pos = len(prompt) - 1 + i
+            t_ms = self._time(lambda: out.append(int(torch.argmax(self.run(entry, token, pos)))))
+            token = out[-1]
+            if i:  # the first new token belongs to the prompt's time, as in TileInfer's numbers
+                elapsed += t_ms
+        return out, elapsed / max(1, n - 1)
+
+
+class HfEager:
+    """transformers AutoModelForCausalLM, eager attention, DynamicCache."""
+
+    def __init__(self, directory, device):
+        torch = _torch()
+        import transformers  # pylint: disable=import-outside-toplevel
+        self.torch, self.device = torch, device
+        self.model = transformers.AutoModelForCausalLM.from_pretrained(
+            directory, dtype=torch.bfloat16, attn_implementation="eager").to(device).eval()
+        self.cache_cls = transformers.DynamicCache
+
+    def _forward(self, ids, cache):
+        with self.torch.no_grad():
+            return self.model(input_ids=self.torch.tensor([ids], device=self.device),
+                              past_key_values=cache, use_cache=True).logits[0, -1]
+
+    def _sync(self):
+        if self.device.startswith("cuda"):
+            self.torch.cuda.synchronize()
+
+    def context(self, c, reps, tokens):
+        cache = self.cache_cls()
+        if c > 1:
+            self._forward(tokens[:c - 1], cache)
+        samples = []
+        for _ in range(reps):
+            total = 0.0
+            for _ in range(4):
+                self._sync()
+                t0 = time.perf_counter()
+                self._forward([tokens[c - 1]], cache)
+                self._sync()
+                total += time.perf_counter() - t0
+                cache.crop(-1)  # back to c - 1 positions (transformers 5 takes a negative count)
+            samples.append(total / 4 * 1e3)
+        return samples, (c, c)
+
+    def generate(self, prompt, n):
+        cache = self.cache_cls()
+        logits = self._forward(prompt, cache)
+        out, elapsed = [int(self.torch.argmax(logits))], 0.0
+        for _ in range(n - 1):
+            self._sync()
+            t0 = time.perf_counter()
+            out.append(int(self.torch.argmax(self._forward([out[-1]], cache))))
+            elapsed += time.perf_counter() - t0
+        return out, elapsed * 1e3 / max(1, n - 1)
+
+
+def count_kernels(step):
+    """CUDA kernels launched by one call of `step` (torch.profiler)."""
+    torch = _torch()
+    from torch.profiler import ProfilerActivity, profile  # pylint: disable=import-outside-toplevel
+    step()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        step()
+        torch.cuda.synchronize()
+    return sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+
+
+def serve(runner, tokens, prompt, kernels_fn, out=sys.stdout, inp=sys.stdin):
+    """The line protocol (module docstring)."""
+    print(json.dumps({"ready": True, "runtime": FLAGS.runtime}), file=out, flush=True)
+    for line in inp:
+        parts = line.split()
+        if not parts:
+            continue
+        try:
+            if parts[0] == "context" and len(parts) == 3:
+                c, reps = int(parts[1]), int(parts[2])
+                if c < 1 or c > len(tokens) or reps < 1:
+                    raise ValueError(f"context must be in 1..{len(tokens)} and reps >= 1")
+                ms, window = runner.context(c, reps, tokens)
+                answer = {"context": c, "window": list(window), "ms_per_token": ms}
+            elif parts[0] == "generate" and len(parts) == 2:
+                toks, ms = runner.generate(prompt, int(parts[1]))
+                answer = {"tokens": toks, "ms_per_token": ms, "tokens_per_s": 1e3 / ms if ms else 0}
+            elif parts[0] == "kernels":
+                answer = {"kernels": kernels_fn()}
+            elif parts[0] == "quit":
+                return
+            else:
+                raise ValueError(f"unknown command {line.strip()!r}: context C REPS | generate N | "
+                                 f"kernels | quit")
+        except (ValueError, RuntimeError) as e:
+            answer = {"error": str(e)}
+        print(json.dumps(answer), file=out, flush=True)
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    from planner import checkpoint as ckpt_lib  # pylint: disable=import-outside-toplevel
+    from tests.reference.numpy_llama import inv_freq_table  # pylint: disable=import-outside-toplevel
+    torch = _torch()
+    torch.manual_seed(0)
+    ck = ckpt_lib.load_checkpoint(FLAGS.checkpoint)
+    c = ck.config
+    rng = np.random.default_rng(FLAGS.seed)
+    tokens = [int(t) for t in rng.integers(0, c.vocab_size, size=min(c.max_position_embeddings, 4096))]
+    prompt = [int(t) for t in FLAGS.prompt_ids]
+    if FLAGS.runtime == "hf_eager":
+        runner = HfEager(FLAGS.checkpoint, FLAGS.device)
+        kernels_fn = lambda: count_kernels(lambda: runner._forward([tokens[0]], runner.cache_cls()))  # noqa: E731
+    else:
+        inv_freq = inv_freq_table(c.head_dim, c.rope_theta, c.rope_scaling)
+        runner = GraphRunner(ck, FLAGS.device, FLAGS.runtime == "torch_compile", inv_freq)
+
+        def kernels_fn():
+            entry = runner._build(64)
+            return count_kernels(lambda: runner.run(entry, tokens[0], 63))
+    serve(runner, tokens, prompt, kernels_fn)
+
+
+if __name__ == "__main__":
+    flags.mark_flags_as_required(["checkpoint", "runtime"])
+    app.run(main)

@@ -1,0 +1,264 @@
+"""The showcase harness: TileInfer against its peers and the floor, in one run (issue 5).
+
+Usage (on the GPU machine; tests/gpu/showcase.sh runs it for both models):
+  python3 py/tools/showcase.py --bench=.gpu/bin/bench --package=M.tpkg --checkpoint=HF_DIR \
+      --floor_json=floor.json --out_dir=DIR [--runtimes=tileinfer,torch_compile,torch_graph,hf_eager]
+      [--contexts=1,64,256,384,385,512,1024,2048,4096] [--blocks=3] [--reps=5] [--device=cuda]
+
+Every runtime stays resident in its own process (host/bench.cc, py/tools/peers_bench.py:
+one line protocol) so that loading and compiling happen once; the harness then measures in
+interleaved blocks: for each block, each context, each runtime in a rotating order, `reps`
+samples of a 16-step window. Reported per runtime and context: the median ms/token over all
+samples, floor / time, and for each peer the mean of the per-block median differences
+against TileInfer with its 95% confidence half-width (Student t over the blocks). Then a
+64-token greedy generation per runtime (tokens/s, and whether all chose the same tokens),
+and the kernels each peer launches per token (torch.profiler).
+
+The floor at context C = (weight bytes read per token + K/V bytes at C) / the best measured
+streaming read (tests/bench/floor). Writes results.json (every number and its conditions),
+results.md (the table) and latency.png (matplotlib) to --out_dir.
+"""
+import datetime
+import json
+import os
+import select
+import statistics
+import subprocess
+import sys
+import time
+
+from absl import app, flags
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("bench", None, "TileInfer's benchmark server (host/bench.cc).")
+flags.DEFINE_string("package", None, "TileInfer package (planned for this GPU).")
+flags.DEFINE_string("checkpoint", None, "The HF checkpoint the package was planned from (peers).")
+flags.DEFINE_string("floor_json", None, "tests/bench/floor output of this run (best_gbps).")
+flags.DEFINE_string("out_dir", None, "Where results.json, results.md, latency.png go.")
+flags.DEFINE_list("runtimes", ["tileinfer", "torch_compile", "torch_graph", "hf_eager"], "Runtimes.")
+flags.DEFINE_list("contexts", ["1", "64", "256", "384", "385", "512", "1024", "2048", "4096"],
+                  "Contexts of the fixed-context latency.")
+flags.DEFINE_integer("blocks", 3, "Interleaved blocks (>= 2 for a confidence interval).")
+flags.DEFINE_integer("reps", 5, "Samples per runtime, context and block.")
+flags.DEFINE_integer("generate", 64, "New tokens of the generation comparison.")
+flags.DEFINE_string("prompt_ids", "1,4093,198,1780,314,260,3575,282,4649,47,2,198,1,520,9531,198",
+                    "Prompt of the generation comparison (ids, valid for the model's vocabulary).")
+flags.DEFINE_string("device", "cuda", "cuda, or cpu (to try the harness without a GPU).")
+flags.DEFINE_float("timeout_s", 900, "Longest wait for one answer of a runtime.")
+
+# Two-sided 95% Student t quantiles by degrees of freedom (standard tables).
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
+
+
+class Runtime:
+    """One resident benchmark server (a child process speaking the line protocol)."""
+
+    def __init__(self, name, argv, timeout_s):
+        self.name, self.timeout_s = name, timeout_s
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=sys.stderr, text=True, bufsize=1)
+        ready = self._read()
+        if not ready.get("ready"):
+            raise RuntimeError(f"{name}: did not start: {ready}")
+
+    def _read(self):
+        ready, _, _ = select.select([self.proc.stdout], [], [], self.timeout_s)
+        if not ready:
+            self.proc.kill()
+            raise RuntimeError(f"{self.name}: no answer within {self.timeout_s} s (killed)")
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"{self.name}: exited (code {self.proc.wait()}); see its stderr above")
+        return json.loads(line)
+
+    def ask(self, command):
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+        answer = self._read()
+        if "error" in answer:
+            raise RuntimeError(f"{self.name}: {command}: {answer['error']}")
+        return answer
+
+    def close(self):
+        try:
+            self.proc.stdin.write("quit\n")
+            self.proc.stdin.flush()
+            self.proc.wait(timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+
+
+def launch(name):
+    if name == "tileinfer":
+        argv = [FLAGS.bench, f"--package={FLAGS.package}", f"--prompt_ids={FLAGS.prompt_ids}",
+                f"--device={'gpu' if FLAGS.device.startswith('cuda') else 'cpu'}"]
+    else:
+        argv = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers_bench.py"),
+                f"--checkpoint={FLAGS.checkpoint}", f"--runtime={name}", f"--device={FLAGS.device}",
+                f"--prompt_ids={FLAGS.prompt_ids}"]
+    return Runtime(name, argv, FLAGS.timeout_s)
+
+
+def stream_bytes(config):
+    """(weight bytes read per token, K/V bytes per position) of a Llama config.json dict."""
+    h, f, layers = config["hidden_size"], config["intermediate_size"], config["num_hidden_layers"]
+    nh = config["num_attention_heads"]
+    nkv = config.get("num_key_value_heads", nh)
+    hd = config.get("head_dim") or h // nh
+    v = config["vocab_size"]
+    per_layer = h * (nh + 2 * nkv) * hd + nh * hd * h + 3 * h * f + 2 * h
+    weights = 2 * (layers * per_layer + v * h + h)  # + lm_head and the final norm (FACTS.md)
+    return weights, layers * 2 * nkv * hd * 2
+
+
+def paired(tileinfer_blocks, peer_blocks):
+    """Mean of per-block (peer - tileinfer) medians and its 95% half-width (ms)."""
+    diffs = [p - t for t, p in zip(tileinfer_blocks, peer_blocks)]
+    mean = statistics.fmean(diffs)
+    if len(diffs) < 2:
+        return mean, float("nan")
+    return mean, T95.get(len(diffs) - 1, 1.96) * statistics.stdev(diffs) / len(diffs) ** 0.5
+
+
+def conditions():
+    c = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+         "device": FLAGS.device, "package": FLAGS.package, "checkpoint": FLAGS.checkpoint,
+         "blocks": FLAGS.blocks, "reps": FLAGS.reps, "window_steps": 16, "python": sys.version.split()[0]}
+    try:
+        c["gpu"] = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm",
+             "--format=csv,noheader"], capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        c["gpu"] = "none (nvidia-smi unavailable)"
+    for module in ("torch", "transformers"):
+        try:
+            c[module] = __import__(module).__version__
+        except ImportError:
+            c[module] = None
+    return c
+
+
+def table(results):
+    names = results["runtimes"]
+    head = "| context | floor ms | " + " | ".join(f"{n} ms (floor/time)" for n in names) + " |"
+    lines = [head, "|" + "---|" * (len(names) + 2)]
+    for c in results["contexts"]:
+        row = results["latency"][str(c)]
+        cells = []
+        for n in names:
+            r = row[n]
+            cell = f"{r['median_ms']:.3f} ({100 * r['floor_ratio']:.0f}%)"
+            if "vs_tileinfer_ms" in r:
+                cell += f", {r['vs_tileinfer_ms']:+.3f} ± {r['ci95_ms']:.3f}"
+            cells.append(cell)
+        lines.append(f"| {c} | {row['floor_ms']:.3f} | " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append("| runtime | generation tokens/s | ms/token | same tokens as TileInfer | kernels/token |")
+    lines.append("|---|---|---|---|---|")
+    for n in names:
+        g = results["generation"][n]
+        lines.append(f"| {n} | {g['tokens_per_s']:.1f} | {g['ms_per_token']:.3f} | "
+                     f"{g['same_as_tileinfer']} | {results['kernels'].get(n, '-')} |")
+    return "\n".join(lines) + "\n"
+
+
+def figure(results, path):
+    import matplotlib  # pylint: disable=import-outside-toplevel
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
+    contexts = results["contexts"]
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    ax.plot(contexts, [results["latency"][str(c)]["floor_ms"] for c in contexts], "k--", label="floor")
+    for n in results["runtimes"]:
+        ys = [results["latency"][str(c)][n]["median_ms"] for c in contexts]
+        ax.plot(contexts, ys, "o-", label=n)
+        for c, y in zip(contexts, ys):
+            if c in (contexts[0], contexts[-1]):
+                ax.annotate(f"{100 * results['latency'][str(c)][n]['floor_ratio']:.0f}%", (c, y),
+                            textcoords="offset points", xytext=(4, 4), fontsize=7)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("context (positions)")
+    ax.set_ylabel("ms per token (median), logits ready")
+    ax.set_title(f"{os.path.basename(FLAGS.package)}: latency against context (labels: floor / time)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    if FLAGS.runtimes[0] != "tileinfer":
+        raise app.UsageError("--runtimes must start with tileinfer (the reference of the differences)")
+    contexts = [int(c) for c in FLAGS.contexts]
+    with open(os.path.join(FLAGS.checkpoint, "config.json")) as f:
+        weights, kv = stream_bytes(json.load(f))
+    with open(FLAGS.floor_json) as f:
+        gbps = float(json.load(f)["best_gbps"])
+    os.makedirs(FLAGS.out_dir, exist_ok=True)
+    runtimes = {}
+    try:
+        for name in FLAGS.runtimes:
+            t0 = time.time()
+            runtimes[name] = launch(name)
+            print(f"{name}: ready in {time.time() - t0:.0f} s", file=sys.stderr)
+        for rt in runtimes.values():  # warm-up: every context once (graph capture, compile)
+            for c in contexts:
+                rt.ask(f"context {c} 1")
+        samples = {n: {c: [] for c in contexts} for n in runtimes}
+        block_medians = {n: {c: [] for c in contexts} for n in runtimes}
+        windows = {}
+        names = list(runtimes)
+        for b in range(FLAGS.blocks):
+            for c in contexts:
+                order = names[b % len(names):] + names[:b % len(names)]
+                for n in order:
+                    answer = runtimes[n].ask(f"context {c} {FLAGS.reps}")
+                    samples[n][c] += answer["ms_per_token"]
+                    block_medians[n][c].append(statistics.median(answer["ms_per_token"]))
+                    windows[(n, c)] = answer["window"]
+            print(f"block {b + 1}/{FLAGS.blocks} done", file=sys.stderr)
+        latency = {}
+        for c in contexts:
+            floor_ms = (weights + kv * c) / gbps / 1e6
+            row = {"floor_ms": floor_ms}
+            for n in names:
+                med = statistics.median(samples[n][c])
+                r = {"median_ms": med, "floor_ratio": floor_ms / med, "samples_ms": samples[n][c],
+                     "block_medians_ms": block_medians[n][c], "window": windows[(n, c)]}
+                if n != "tileinfer":
+                    r["vs_tileinfer_ms"], r["ci95_ms"] = paired(block_medians["tileinfer"][c],
+                                                                block_medians[n][c])
+                row[n] = r
+            latency[str(c)] = row
+        generation = {n: runtimes[n].ask(f"generate {FLAGS.generate}") for n in names}
+        for n in names:
+            generation[n]["same_as_tileinfer"] = generation[n]["tokens"] == generation["tileinfer"]["tokens"]
+        kernels = {}
+        if FLAGS.device.startswith("cuda"):
+            for n in names:
+                if n != "tileinfer":
+                    kernels[n] = runtimes[n].ask("kernels")["kernels"]
+            kernels["tileinfer"] = "1 launch per <= 64 tokens"
+    finally:
+        for rt in runtimes.values():
+            rt.close()
+    results = {"conditions": conditions(), "floor_gbps": gbps, "weight_bytes": weights,
+               "kv_bytes_per_position": kv, "contexts": contexts, "runtimes": names,
+               "latency": latency, "generation": generation, "kernels": kernels}
+    with open(os.path.join(FLAGS.out_dir, "results.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    md = table(results)
+    with open(os.path.join(FLAGS.out_dir, "results.md"), "w") as f:
+        f.write(md)
+    print(md)
+    try:
+        figure(results, os.path.join(FLAGS.out_dir, "latency.png"))
+    except ImportError:
+        print("latency.png skipped: matplotlib is not installed", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    flags.mark_flags_as_required(["bench", "package", "checkpoint", "floor_json", "out_dir"])
+    app.run(main)

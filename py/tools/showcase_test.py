@@ -1,0 +1,43 @@
+"""The showcase's arithmetic: bytes behind the floor, paired differences, the table."""
+import sys
+
+import pytest
+
+from tools import showcase
+
+LLAMA_1B = dict(hidden_size=2048, intermediate_size=8192, num_hidden_layers=16,
+                num_attention_heads=32, num_key_value_heads=8, head_dim=64, vocab_size=128256)
+SMOLLM2 = dict(hidden_size=576, intermediate_size=1536, num_hidden_layers=30,
+               num_attention_heads=9, num_key_value_heads=3, vocab_size=49152)
+
+
+def test_stream_bytes_match_the_recorded_floors():
+    # FACTS.md: 2,471,628,800 weight bytes (1B); docs/PERFORMANCE.md: 269,030,144 for SmolLM2
+    # with the 128-byte RoPE table, which is not a weight.
+    assert showcase.stream_bytes(LLAMA_1B) == (2_471_628_800, 32_768)
+    assert showcase.stream_bytes(SMOLLM2) == (269_030_144 - 128, 23_040)
+
+
+def test_paired_difference_and_interval():
+    mean, half = showcase.paired([1.0, 1.1, 0.9], [2.0, 2.3, 1.9])
+    assert mean == pytest.approx(1.0667, abs=1e-4)
+    # differences 1.0, 1.2, 1.0: sd 0.11547, t(2) = 4.303
+    assert half == pytest.approx(4.303 * 0.11547 / 3 ** 0.5, rel=1e-3)
+    mean, half = showcase.paired([1.0], [3.0])
+    assert mean == 2.0 and half != half  # NaN: one block gives no interval
+
+
+def test_table_lists_every_runtime_and_context():
+    row = {"floor_ms": 0.5, "tileinfer": {"median_ms": 1.0, "floor_ratio": 0.5},
+           "peer": {"median_ms": 2.0, "floor_ratio": 0.25, "vs_tileinfer_ms": 1.0, "ci95_ms": 0.1}}
+    results = {"runtimes": ["tileinfer", "peer"], "contexts": [1], "latency": {"1": row},
+               "generation": {"tileinfer": {"tokens_per_s": 900.0, "ms_per_token": 1.11, "same_as_tileinfer": True},
+                              "peer": {"tokens_per_s": 450.0, "ms_per_token": 2.22, "same_as_tileinfer": False}},
+               "kernels": {"peer": 787}}
+    text = showcase.table(results)
+    assert "| 1 | 0.500 | 1.000 (50%) | 2.000 (25%), +1.000 ± 0.100 |" in text
+    assert "| peer | 450.0 | 2.220 | False | 787 |" in text
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))
