@@ -5,8 +5,8 @@ Usage (on the GPU machine; tests/gpu/showcase.sh runs it for both models):
       --floor_json=floor.json --out_dir=DIR [--runtimes=tileinfer,torch_compile,torch_graph,hf_eager]
       [--contexts=1,64,256,384,385,512,1024,2048,4096] [--blocks=3] [--reps=5] [--device=cuda]
 
-Every runtime stays resident in its own process (host/bench.cc, py/tools/peers_bench.py:
-one line protocol) so that loading and compiling happen once; the harness then measures in
+Every runtime stays resident in its own process (host/bench.cc, py/tools/peers_bench.py,
+py/tools/llamacpp_bench.py: one line protocol) so that loading and compiling happen once; the harness then measures in
 interleaved blocks: for each block, each context, each runtime in a rotating order, `reps`
 samples of a 16-step window. Reported per runtime and context: the median ms/token over all
 samples, floor / time, and for each peer the mean of the per-block median differences
@@ -45,6 +45,8 @@ flags.DEFINE_string("prompt_ids", "1,4093,198,1780,314,260,3575,282,4649,47,2,19
                     "Prompt of the generation comparison (ids, valid for the model's vocabulary).")
 flags.DEFINE_string("device", "cuda", "cuda, or cpu (to try the harness without a GPU).")
 flags.DEFINE_float("timeout_s", 900, "Longest wait for one answer of a runtime.")
+flags.DEFINE_string("llama_bench", None, "llama.cpp's llama-bench (runtime llamacpp).")
+flags.DEFINE_string("llamacpp_gguf", None, "The model as GGUF for llama.cpp (py/tools/gguf_export.py).")
 
 # Two-sided 95% Student t quantiles by degrees of freedom (standard tables).
 T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
@@ -92,6 +94,13 @@ def launch(name):
     if name == "tileinfer":
         argv = [FLAGS.bench, f"--package={FLAGS.package}", f"--prompt_ids={FLAGS.prompt_ids}",
                 f"--device={'gpu' if FLAGS.device.startswith('cuda') else 'cpu'}"]
+    elif name == "llamacpp":
+        if not FLAGS.llama_bench or not FLAGS.llamacpp_gguf:
+            raise app.UsageError("runtime llamacpp needs --llama_bench and --llamacpp_gguf")
+        argv = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "llamacpp_bench.py"),
+                f"--llama_bench={FLAGS.llama_bench}", f"--gguf={FLAGS.llamacpp_gguf}",
+                f"--prompt_ids={FLAGS.prompt_ids}",
+                f"--gpu_layers={99 if FLAGS.device.startswith('cuda') else 0}"]
     else:
         argv = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers_bench.py"),
                 f"--checkpoint={FLAGS.checkpoint}", f"--runtime={name}", f"--device={FLAGS.device}",
@@ -233,13 +242,14 @@ def main(argv):
                 row[n] = r
             latency[str(c)] = row
         generation = {n: runtimes[n].ask(f"generate {FLAGS.generate}") for n in names}
-        for n in names:
-            generation[n]["same_as_tileinfer"] = generation[n]["tokens"] == generation["tileinfer"]["tokens"]
+        for n in names:  # llama-bench does not report its tokens: "not checked"
+            generation[n]["same_as_tileinfer"] = ("not checked" if generation[n]["tokens"] is None
+                                                  else generation[n]["tokens"] == generation["tileinfer"]["tokens"])
         kernels = {}
         if FLAGS.device.startswith("cuda"):
             for n in names:
                 if n != "tileinfer":
-                    kernels[n] = runtimes[n].ask("kernels")["kernels"]
+                    kernels[n] = runtimes[n].ask("kernels")["kernels"] or "not measured"
             kernels["tileinfer"] = "1 launch per <= 64 tokens"
     finally:
         for rt in runtimes.values():

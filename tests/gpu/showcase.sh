@@ -6,19 +6,39 @@
 # torch.compile + CUDA graph, plain CUDA graph, HF eager; interleaved blocks; medians; 95% CI
 # of the paired differences); MODEL/trace_{32,4064}.json.gz with report_*.txt and
 # timeline_*.png (py/tools/trace_report.py). Copy $OUT to results/DATE-h200-showcase/.
+#   bash tests/gpu/showcase.sh build_llamacpp   builds llama-bench (CUDA, sm_90, ~5.5 min) from
+#     .gpu/llamacpp_src.tgz (tests/gpu/prepare_llamacpp.sh) into /tmp/llamacpp; while the
+#     machine stays warm, later showcase calls add llama.cpp (BF16 GGUF from
+#     py/tools/gguf_export.py, which needs .gpu/wheels/gguf-*.whl carried too).
 set -euo pipefail
-MODEL=${1:?usage: showcase.sh llama1b_shape|smollm2_shape}
+MODEL=${1:?usage: showcase.sh llama1b_shape|smollm2_shape|build_llamacpp}
 OUT=${OUT:-/tmp/gpu_out}
 B=.gpu/bin
 W=/tmp/tileinfer_models
-mkdir -p "$OUT/$MODEL" "$W"
+L=/tmp/llamacpp
 export PYTHONPATH=py:.
 export PYTHONUNBUFFERED=1
+if [ "$MODEL" = build_llamacpp ]; then
+  mkdir -p $L && tar -C $L -xzf .gpu/llamacpp_src.tgz
+  cmake -S $L/llama.cpp -B $L/build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DLLAMA_CURL=OFF \
+    -DGGML_NATIVE=OFF -DCMAKE_BUILD_TYPE=Release > $L/cmake.log 2>&1
+  cmake --build $L/build --target llama-bench -j"$(nproc)" > $L/build.log 2>&1 || { tail -20 $L/build.log; exit 1; }
+  ls -la $L/build/bin/llama-bench
+  exit 0
+fi
+mkdir -p "$OUT/$MODEL" "$W"
 $B/probe > "$W/target.json"
 [ -s "$OUT/floor.json" ] || $B/floor > "$OUT/floor.json"
 python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=$MODEL 2>&1 | grep -v "^I" || true
+llamacpp=()
+if [ -x $L/build/bin/llama-bench ]; then
+  ls .gpu/wheels/gguf-*.whl >/dev/null && python3 -m pip install -q --no-index --no-deps --target /tmp/site .gpu/wheels/*.whl
+  [ -s "$W/$MODEL.gguf" ] || PYTHONPATH=py:.:/tmp/site python3 py/tools/gguf_export.py --checkpoint="$W/$MODEL" --gguf_out="$W/$MODEL.gguf"
+  llamacpp=(--runtimes=tileinfer,torch_compile,llamacpp,torch_graph,hf_eager --llama_bench=$L/build/bin/llama-bench
+            --llamacpp_gguf="$W/$MODEL.gguf")
+fi
 python3 py/tools/showcase.py --bench=$B/bench --package="$W/$MODEL.tpkg" --checkpoint="$W/$MODEL" \
-  --floor_json="$OUT/floor.json" --out_dir="$OUT/$MODEL" ${SHOWCASE_FLAGS:-}
+  --floor_json="$OUT/floor.json" --out_dir="$OUT/$MODEL" "${llamacpp[@]}" ${SHOWCASE_FLAGS:-}
 $B/gpu_check --package="$W/$MODEL.tpkg" --contexts=1 --cpu_contexts=1 --runs=0 --sampling_checks=0 \
   --trace_out="$W/trace_$MODEL" --trace_contexts=32,4064 | grep -E "trace|FAIL"
 best=$(python3 -c "import json; print(json.load(open('$OUT/floor.json'))['best_gbps'])")
