@@ -20,7 +20,6 @@ namespace device {
 struct SampleShared {
   uint32_t count[256];
   unsigned long long mass[256];
-  unsigned long long chunk[kThreads];  // per-thread chunk mass, then its exclusive prefix
   unsigned long long warp_total[kWarps];
   unsigned long long prefix, draw;
   int done, token;

@@ -1,6 +1,9 @@
 // The sampling rule, shared by the CPU executor (host/sampler.cc, serial) and the CUDA worker
 // (cuda/op_sample.cuh, one block in parallel): both build on these definitions, so that for
-// the same logits, options and draw counter they choose the same token.
+// the same logits, options and draw counter they choose the same token, except when the
+// device's and the host's double-precision exp() round one mass differently (each is within
+// 1 ulp; a mass then differs by one unit of 2^-40 and a draw can change with probability of
+// the order of 2^-40). Runs on one executor are bit-identical.
 //
 // Rule (order as Hugging Face's and llama.cpp's processors: temperature, top-k, top-p):
 //   key(i)   = (logit_i as an order-preserving 32-bit integer) << 32 | (0xFFFFFFFF - i):

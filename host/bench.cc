@@ -3,11 +3,12 @@
 // interleaves their measurements. Reads commands from stdin, one per line, and answers each
 // with one JSON line on stdout:
 //
-//   context C R   R timed launches of a window of kWindow forced steps whose last step
-//                 sees context max(C, kWindow) (positions C-kWindow .. C-1), logits at every
-//                 step -> {"context": C, "window": [first, last], "ms_per_token": [R values]}
+//   context C R   R timed launches of a window of kWindow (16) forced steps at contexts
+//                 L-15 .. L, L = max(C, 16), logits at every step (the window every runtime
+//                 of the showcase times) -> {"context": C, "window": [L-15, L], "ms_per_token": [R]}
 //   generate N    greedy generation of N new tokens from --prompt_ids (selection included)
-//                 -> {"tokens": [...], "ms_per_token": m, "tokens_per_s": t}
+//                 -> {"tokens": [...], "ms_per_token": m, "tokens_per_s": t}, m = wall time
+//                 from the first new token to the last / (N - 1)
 //   quit
 //
 // ms per token of a window = the launch's CUDA-event time / kWindow (GPU), wall time on the
@@ -80,12 +81,22 @@ class Server {
   }
 
   std::string Generate(int n) {
+    using Clock = std::chrono::steady_clock;
     GenerateOptions o;
     o.max_new_tokens = n;
     o.stop_at_eos = false;
+    Clock::time_point first, last;
+    int seen = 0;
+    o.on_token = [&](int) {  // tokens arrive as the worker chooses them (streaming)
+      last = Clock::now();
+      if (seen++ == 0) first = last;
+      return true;
+    };
     const GenerateResult r = exec_->Generate(ParseIntList(FLAGS_prompt_ids, "--prompt_ids"), o);
     filled_ = 0;  // the generation rewrote the K/V rows
-    const double ms = r.decode_ms / std::max<size_t>(1, r.tokens.size() - 1);
+    // Wall time from the first new token to the last, per token (as the peers measure it).
+    const double ms = std::chrono::duration<double, std::milli>(last - first).count() /
+                      std::max<size_t>(1, r.tokens.size() - 1);
     std::ostringstream out;
     out << "{\"tokens\": [";
     for (size_t i = 0; i < r.tokens.size(); ++i) out << (i ? ", " : "") << r.tokens[i];

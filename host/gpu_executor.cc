@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <thread>
 
@@ -25,6 +26,7 @@ void Check(cudaError_t err, const char* call) {
 }  // namespace
 
 GpuExecutor::DeviceMemory::~DeviceMemory() {
+  if (leave_to_driver) return;  // the process is expected to end; the driver reclaims it
   for (void* ptr : blocks) cudaFree(ptr);
   for (void* ptr : host_blocks) cudaFreeHost(ptr);
 }
@@ -53,7 +55,8 @@ void* GpuExecutor::Alloc(size_t bytes, const char* what) {
   return ptr;
 }
 
-GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options) : pkg_(pkg) {
+GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
+    : pkg_(pkg), launch_timeout_s_(options.launch_timeout_s) {
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess || count == 0) {
@@ -254,11 +257,18 @@ int32_t GpuExecutor::Run(const Launch& launch, const std::function<bool(int32_t)
       }
     }
   };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(launch_timeout_s_);
   for (;;) {
     const cudaError_t q = cudaEventQuery(stop);
     if (q != cudaSuccess && q != cudaErrorNotReady) Check(q, "cudaEventQuery (the worker launch)");
     poll();
     if (q == cudaSuccess) break;
+    if (std::chrono::steady_clock::now() > deadline) {
+      memory_.leave_to_driver = true;
+      throw Error("the worker launch has not finished after " + std::to_string(launch_timeout_s_) +
+                  " s (a hang, or a far slower GPU than expected): the GPU state is unknown; end this "
+                  "process and report the package and command");
+    }
     std::this_thread::yield();
   }
   CUDA_CHECK(cudaGetLastError());

@@ -19,6 +19,10 @@ struct GpuOptions {
   // Shared-memory bytes per worker for staging its next task's weights before each grid
   // barrier (cuda/stage.cuh); 0: no staging. Capped by what the GPU offers per block.
   uint32_t stage_bytes = 0;
+  // A launch still running after this many seconds is reported as an error (a hang, or a
+  // GPU far slower than any this was measured on; under compute-sanitizer racecheck a tiny
+  // model's 64-step launch takes ~20 s). The executor is unusable afterwards.
+  double launch_timeout_s = 600;
 };
 
 class GpuExecutor : public Executor {
@@ -64,7 +68,8 @@ class GpuExecutor : public Executor {
   };
   // Runs one launch. Each token the worker chooses reaches `deliver` while the launch runs
   // (host-mapped slots, polled); when `deliver` returns false the worker is asked to stop
-  // after its current step and no further token is delivered. Returns the status word and
+  // after its current step or the next (the cancel word crosses PCIe) and no further token
+  // is delivered. Returns the status word and
   // sets *recorded to the number of tokens the worker chose.
   int32_t Run(const Launch& launch, const std::function<bool(int32_t)>& deliver, int* recorded);
   void* Alloc(size_t bytes, const char* what);
@@ -78,6 +83,7 @@ class GpuExecutor : public Executor {
   struct DeviceMemory {
     std::vector<void*> blocks;
     std::vector<void*> host_blocks;  // pinned, mapped
+    bool leave_to_driver = false;    // a launch never finished: freeing would wait for it
     ~DeviceMemory();
   };
   DeviceMemory memory_;
@@ -91,6 +97,7 @@ class GpuExecutor : public Executor {
   void* cuda_stop_ = nullptr;
   int32_t last_selected_ = -1;
   float last_launch_ms_ = 0;
+  double launch_timeout_s_ = 600;
 };
 
 }  // namespace tileinfer

@@ -27,7 +27,8 @@ double UniformDraw(uint64_t seed, uint64_t counter);
 // `counter` selects the random draw (the decode uses the token's position), so a choice
 // never depends on what was drawn before. The rule (temperature, then top-k, then top-p,
 // fixed-point probabilities, ties to the lower id) is cuda/sample.h's, which the GPU worker
-// implements too: the same logits, options and counter give the same id on both.
+// implements too: the same logits, options and counter give the same id on both (up to the
+// exp() rounding that sample.h describes).
 int SampleToken(const std::vector<float>& logits, const SamplingOptions& options, uint64_t counter);
 
 }  // namespace tileinfer

@@ -82,7 +82,9 @@ def export_gguf(checkpoint_dir: str | os.PathLike, out_path: str | os.PathLike) 
     directory, out_path = pathlib.Path(checkpoint_dir), pathlib.Path(out_path)
     ck = ckpt_lib.load_checkpoint(str(directory))
     c = ck.config
-    tmp = pathlib.Path(tempfile.mkstemp(prefix=f".{out_path.name}.tmp-", dir=out_path.parent or ".")[1])
+    fd, name = tempfile.mkstemp(prefix=f".{out_path.name}.tmp-", dir=out_path.parent or ".")
+    os.close(fd)
+    tmp = pathlib.Path(name)
     try:
         writer = gguf.GGUFWriter(str(tmp), arch="llama")
         writer.add_name(directory.name)

@@ -4,11 +4,13 @@ Usage: python3 py/tools/llamacpp_bench.py --llama_bench=PATH --gguf=MODEL.gguf [
 
 Same line protocol as host/bench.cc. Each command runs llama-bench once (the model loads
 each time; llama-bench times only the generation):
-  context C R   `-p 0 -n 16 -d D -r R` with D = max(0, C - 16): R samples of 16 generated
-                tokens whose last sees context D + 16 -> {"context", "window", "ms_per_token"}
+  context C R   `-p 0 -n 16 -d D -r R` with D = max(C, 16) - 16: R samples of 16 generated
+                tokens at contexts D+1 .. D+16, the window every runtime of the showcase times
+                -> {"context", "window", "ms_per_token"}
   generate N    `-p 0 -n N -d P` after a P-token context (P = len(--prompt_ids)) ->
-                {"tokens": null, "ms_per_token", "tokens_per_s"}: llama-bench does not say
-                which tokens it chose, so the showcase cannot compare them
+                {"tokens": null, "ms_per_token", "tokens_per_s"}: llama-bench's time of the
+                N generation steps / N; it does not say which tokens it chose, so the
+                showcase cannot compare them
   kernels       {"kernels": null} (needs a CUDA profiler; not measured)
 Flash attention on (`-fa 1`), all layers on the GPU (`-ngl`), BF16 weights as written by
 py/tools/gguf_export.py.
@@ -25,7 +27,7 @@ flags.DEFINE_string("gguf", None, "The model as GGUF (py/tools/gguf_export.py)."
 flags.DEFINE_integer("gpu_layers", 99, "Layers on the GPU (-ngl); 0 for a CPU build.")
 flags.DEFINE_list("prompt_ids", "1,4093,198,1780,314,260,3575,282,4649,47,2,198,1,520,9531,198",
                   "Prompt of `generate` (only its length matters to llama-bench).")
-flags.DEFINE_float("timeout_s", 900, "Longest llama-bench run.")
+flags.DEFINE_float("timeout_s", 450, "Longest llama-bench run (below the showcase's wait).")
 
 WINDOW = 16
 

@@ -5,8 +5,8 @@ Usage (on the GPU machine, torch + transformers):
       [--device=cuda|cpu]
 
 Same line protocol as host/bench.cc (stdin commands, one JSON line per answer on stdout):
-  context C R   R samples, each the mean of kWindow timed decode steps whose last sees
-                context C (positions C-kWindow .. C-1; all at C-1 for a fixed-shape step)
+  context C R   R samples, each the mean of 16 timed decode steps at contexts L-15 .. L,
+                L = max(C, 16): the window host/bench.cc and llamacpp_bench.py time too
                 -> {"context": C, "window": [first, last], "ms_per_token": [R values]}
   generate N    greedy N new tokens from --prompt_ids, selection included
                 -> {"tokens": [...], "ms_per_token": m, "tokens_per_s": t}
@@ -20,9 +20,11 @@ Runtimes:
   torch_compile  the same step through torch.compile (Inductor), then captured in a CUDA
                  graph: the strongest PyTorch baseline.
   hf_eager       Hugging Face transformers, eager attention, one forward per token with a
-                 DynamicCache cropped back to C-1 positions after every step.
-The hand-written step attends over a cache of exactly C positions for context C (a fresh
-graph per context), so its attention cost grows with the context as a real decode's does.
+                 DynamicCache cropped back after every timed window.
+The hand-written step attends (BF16, fused SDPA) over a cache of exactly L positions (a fresh
+graph, and for torch_compile a fresh compilation, per context), so its attention cost grows
+with the context as a real decode's does. Generation ms/token: wall time from the first new
+token to the last / (N - 1), greedy selection on the device, one host sync per token.
 On --device=cpu the graph and compile parts are skipped (the eager step runs), which is how
 the step is checked against the numpy reference without a GPU (peers_bench_test is manual).
 """
@@ -87,10 +89,13 @@ class TorchStep:
                 wgu=torch.cat([t(lw.w_gate), t(lw.w_up)]), wdown=t(lw.w_down)))
 
     def state(self, cache_len):
-        """(k_caches, v_caches, rows, cos, sin) for a cache of cache_len positions."""
+        """(k_caches, v_caches, rows, cos, sin) for a cache of cache_len positions.
+
+        Caches are (nkv, cache_len, hd) BF16, the layout attention reads directly.
+        """
         torch = _torch()
         angles = torch.arange(cache_len, dtype=torch.float64)[:, None] * self.inv_freq[None]
-        k = [torch.zeros(cache_len, self.nkv, self.hd, dtype=torch.bfloat16, device=self.device)
+        k = [torch.zeros(self.nkv, cache_len, self.hd, dtype=torch.bfloat16, device=self.device)
              for _ in self.layers]
         v = [torch.zeros_like(x) for x in k]
         return (k, v, torch.arange(cache_len, device=self.device),
@@ -112,19 +117,19 @@ class TorchStep:
         q_dim, kv_dim = self.nh * self.hd, self.nkv * self.hd
         x = self.embed[token].float()  # (1, H)
         cos, sin = cos_table[pos], sin_table[pos]  # (1, hd/2)
-        masked = (rows > pos)[None, None, :]  # (1, 1, L)
+        keep = (rows <= pos)[None, None, None, :]  # (1, 1, 1, L): rows written so far
         for li, w in enumerate(self.layers):
             qkv = F.linear(self._norm(x, w["attn_norm"]), w["wqkv"]).float()[0]
             q = self._rope(qkv[:q_dim].view(self.nh, self.hd), cos, sin)
             k = self._rope(qkv[q_dim:q_dim + kv_dim].view(self.nkv, self.hd), cos, sin)
             v = qkv[q_dim + kv_dim:].view(self.nkv, self.hd)
-            k_caches[li].index_copy_(0, pos, k.to(torch.bfloat16)[None])
-            v_caches[li].index_copy_(0, pos, v.to(torch.bfloat16)[None])
-            keys, values = k_caches[li].float(), v_caches[li].float()  # (L, nkv, hd)
-            qg = q.view(self.nkv, self.group, self.hd)
-            scores = torch.einsum("ngd,lnd->ngl", qg, keys) / math.sqrt(self.hd)
-            p = torch.softmax(scores.masked_fill(masked, float("-inf")), dim=-1)
-            out = torch.einsum("ngl,lnd->ngd", p, values).reshape(1, q_dim)
+            k_caches[li].index_copy_(1, pos, k.to(torch.bfloat16)[:, None])
+            v_caches[li].index_copy_(1, pos, v.to(torch.bfloat16)[:, None])
+            # BF16 attention over the cache as it is stored (no FP32 copy of K/V), grouped
+            # query heads without repeating K/V (PyTorch's fused SDPA).
+            out = F.scaled_dot_product_attention(
+                q.to(torch.bfloat16)[None, :, None, :], k_caches[li][None], v_caches[li][None],
+                attn_mask=keep, enable_gqa=True).reshape(1, q_dim)
             x = x + F.linear(out.to(torch.bfloat16), w["wo"]).float()
             gate, up = F.linear(self._norm(x, w["ffn_norm"]), w["wgu"]).float().chunk(2, dim=-1)
             x = x + F.linear((F.silu(gate) * up).to(torch.bfloat16), w["wdown"]).float()
@@ -141,8 +146,10 @@ class GraphRunner:
         self.use_graph = device.startswith("cuda")
         self.fn = self.model.step
         if compile_step and self.use_graph:
-            torch._dynamo.config.cache_size_limit = 64  # one entry per cache length at worst
-            self.fn = torch.compile(self.model.step)  # automatic dynamic shapes after a recompile
+            torch._dynamo.config.cache_size_limit = 64  # one compiled graph per cache length
+            # Static shapes: kernels specialised to each cache length, as a deployment would
+            # compile them (the price: one compilation per context measured).
+            self.fn = torch.compile(self.model.step, dynamic=False)
 
     def _build(self, cache_len):
         torch = _torch()
@@ -177,12 +184,13 @@ class GraphRunner:
         return self.fn(entry["token"], entry["pos"], *entry["state"])
 
     def context(self, c, reps, tokens):
-        entry = self._build(c)
-        first = max(0, c - WINDOW)
-        for p in range(c):  # K/V rows of the context (content does not change the cost)
+        last = max(c, WINDOW)  # the window every runtime times: contexts last-15 .. last
+        entry = self._build(last)
+        first = last - WINDOW
+        for p in range(first):  # K/V rows before the window (content does not change the cost)
             self.run(entry, tokens[p], p)
-        return [self._time(lambda: [self.run(entry, tokens[p], p) for p in range(first, c)]) / (c - first)
-                for _ in range(reps)], (first + 1, c)
+        return [self._time(lambda: [self.run(entry, tokens[p], p) for p in range(first, last)]) / WINDOW
+                for _ in range(reps)], (first + 1, last)
 
     def _time(self, fn):
         torch = _torch()
@@ -202,15 +210,14 @@ class GraphRunner:
         entry = self._build(len(prompt) + n)
         for p, t in enumerate(prompt[:-1]):
             self.run(entry, t, p)
-        out, token = [], prompt[-1]
-        elapsed = 0.0
+        out, token, t_first = [], prompt[-1], 0.0
         for i in range(n):
-            pos = len(prompt) - 1 + i
-            t_ms = self._time(lambda: out.append(int(torch.argmax(self.run(entry, token, pos)))))
+            out.append(int(torch.argmax(self.run(entry, token, len(prompt) - 1 + i))))  # syncs
             token = out[-1]
-            if i:  # the first new token belongs to the prompt's time, as in TileInfer's numbers
-                elapsed += t_ms
-        return out, elapsed / max(1, n - 1)
+            if i == 0:
+                t_first = time.perf_counter()
+        # Wall time from the first new token to the last, per token (as host/bench.cc).
+        return out, (time.perf_counter() - t_first) * 1e3 / max(1, n - 1)
 
 
 class HfEager:
@@ -234,32 +241,29 @@ class HfEager:
             self.torch.cuda.synchronize()
 
     def context(self, c, reps, tokens):
+        last = max(c, WINDOW)  # the window every runtime times: contexts last-15 .. last
+        first = last - WINDOW
         cache = self.cache_cls()
-        if c > 1:
-            self._forward(tokens[:c - 1], cache)
+        if first > 0:
+            self._forward(tokens[:first], cache)
         samples = []
         for _ in range(reps):
-            total = 0.0
-            for _ in range(4):
-                self._sync()
-                t0 = time.perf_counter()
-                self._forward([tokens[c - 1]], cache)
-                self._sync()
-                total += time.perf_counter() - t0
-                cache.crop(-1)  # back to c - 1 positions (transformers 5 takes a negative count)
-            samples.append(total / 4 * 1e3)
-        return samples, (c, c)
+            self._sync()
+            t0 = time.perf_counter()
+            for p in range(first, last):
+                self._forward([tokens[p]], cache)
+            self._sync()
+            samples.append((time.perf_counter() - t0) * 1e3 / WINDOW)
+            cache.crop(-WINDOW)  # back to `first` positions (transformers 5 takes a negative count)
+        return samples, (first + 1, last)
 
     def generate(self, prompt, n):
         cache = self.cache_cls()
-        logits = self._forward(prompt, cache)
-        out, elapsed = [int(self.torch.argmax(logits))], 0.0
+        out = [int(self.torch.argmax(self._forward(prompt, cache)))]
+        t_first = time.perf_counter()
         for _ in range(n - 1):
-            self._sync()
-            t0 = time.perf_counter()
             out.append(int(self.torch.argmax(self._forward([out[-1]], cache))))
-            elapsed += time.perf_counter() - t0
-        return out, elapsed * 1e3 / max(1, n - 1)
+        return out, (time.perf_counter() - t_first) * 1e3 / max(1, n - 1)
 
 
 def count_kernels(step):

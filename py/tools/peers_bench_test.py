@@ -50,7 +50,7 @@ def test_server_protocol(ck):
     lines = [json.loads(l) for l in out.getvalue().splitlines()]
     assert lines[0]["ready"]
     assert lines[1]["context"] == 20 and lines[1]["window"] == [5, 20] and len(lines[1]["ms_per_token"]) == 2
-    assert lines[2]["window"] == [1, 3]
+    assert lines[2]["window"] == [1, 16]  # every runtime times contexts L-15..L, L = max(C, 16)
     assert len(lines[3]["tokens"]) == 4 and lines[3]["tokens_per_s"] > 0
     # The same greedy tokens as the numpy reference.
     ref = numpy_llama.NumpyLlama(c, ck.weights)

@@ -8,7 +8,8 @@ Usage (on the GPU machine; tests/gpu/showcase.sh runs it for both models):
 Every runtime stays resident in its own process (host/bench.cc, py/tools/peers_bench.py,
 py/tools/llamacpp_bench.py: one line protocol) so that loading and compiling happen once; the harness then measures in
 interleaved blocks: for each block, each context, each runtime in a rotating order, `reps`
-samples of a 16-step window. Reported per runtime and context: the median ms/token over all
+samples of the same 16-step window (contexts L-15 .. L, L = max(C, 16); the harness refuses
+answers for different windows). Reported per runtime and context: the median ms/token over all
 samples, floor / time, and for each peer the mean of the per-block median differences
 against TileInfer with its 95% confidence half-width (Student t over the blocks). Then a
 64-token greedy generation per runtime (tokens/s, and whether all chose the same tokens),
@@ -38,43 +39,57 @@ flags.DEFINE_string("out_dir", None, "Where results.json, results.md, latency.pn
 flags.DEFINE_list("runtimes", ["tileinfer", "torch_compile", "torch_graph", "hf_eager"], "Runtimes.")
 flags.DEFINE_list("contexts", ["1", "64", "256", "384", "385", "512", "1024", "2048", "4096"],
                   "Contexts of the fixed-context latency.")
-flags.DEFINE_integer("blocks", 3, "Interleaved blocks (>= 2 for a confidence interval).")
+flags.DEFINE_integer("blocks", 3, "Interleaved blocks (2..31; >= 2 for a confidence interval).")
 flags.DEFINE_integer("reps", 5, "Samples per runtime, context and block.")
 flags.DEFINE_integer("generate", 64, "New tokens of the generation comparison.")
 flags.DEFINE_string("prompt_ids", "1,4093,198,1780,314,260,3575,282,4649,47,2,198,1,520,9531,198",
                     "Prompt of the generation comparison (ids, valid for the model's vocabulary).")
 flags.DEFINE_string("device", "cuda", "cuda, or cpu (to try the harness without a GPU).")
-flags.DEFINE_float("timeout_s", 900, "Longest wait for one answer of a runtime.")
+flags.DEFINE_float("timeout_s", 500, "Longest wait for one answer of a runtime (below a GPU "
+                   "call's 600 s, so that a stuck runtime is reported, not cut off).")
 flags.DEFINE_string("llama_bench", None, "llama.cpp's llama-bench (runtime llamacpp).")
 flags.DEFINE_string("llamacpp_gguf", None, "The model as GGUF for llama.cpp (py/tools/gguf_export.py).")
 
-# Two-sided 95% Student t quantiles by degrees of freedom (standard tables).
-T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
+# Two-sided 95% Student t quantiles by degrees of freedom (standard tables); --blocks <= 31.
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
+       10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110,
+       18: 2.101, 19: 2.093, 20: 2.086, 21: 2.080, 22: 2.074, 23: 2.069, 24: 2.064, 25: 2.060,
+       26: 2.056, 27: 2.052, 28: 2.048, 29: 2.045, 30: 2.042}
 
 
 class Runtime:
     """One resident benchmark server (a child process speaking the line protocol)."""
 
     def __init__(self, name, argv, timeout_s):
-        self.name, self.timeout_s = name, timeout_s
+        self.name, self.timeout_s, self.buffer = name, timeout_s, b""
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=sys.stderr, text=True, bufsize=1)
-        ready = self._read()
-        if not ready.get("ready"):
-            raise RuntimeError(f"{name}: did not start: {ready}")
+                                     stderr=sys.stderr)
+        try:
+            ready = self._read()
+            if not ready.get("ready"):
+                raise RuntimeError(f"{name}: did not start: {ready}")
+        except BaseException:
+            self.proc.kill()  # never leave a half-started runtime holding the GPU
+            raise
 
     def _read(self):
-        ready, _, _ = select.select([self.proc.stdout], [], [], self.timeout_s)
-        if not ready:
-            self.proc.kill()
-            raise RuntimeError(f"{self.name}: no answer within {self.timeout_s} s (killed)")
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError(f"{self.name}: exited (code {self.proc.wait()}); see its stderr above")
+        """The next answer line, within timeout_s (the child is killed otherwise)."""
+        deadline = time.monotonic() + self.timeout_s
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([self.proc.stdout], [], [], max(0.0, left))
+            if not ready:
+                self.proc.kill()
+                raise RuntimeError(f"{self.name}: no answer within {self.timeout_s} s (killed)")
+            chunk = os.read(self.proc.stdout.fileno(), 65536)
+            if not chunk:
+                raise RuntimeError(f"{self.name}: exited (code {self.proc.wait()}); see its stderr above")
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
         return json.loads(line)
 
     def ask(self, command):
-        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.write((command + "\n").encode())
         self.proc.stdin.flush()
         answer = self._read()
         if "error" in answer:
@@ -83,7 +98,7 @@ class Runtime:
 
     def close(self):
         try:
-            self.proc.stdin.write("quit\n")
+            self.proc.stdin.write(b"quit\n")
             self.proc.stdin.flush()
             self.proc.wait(timeout=60)
         except (OSError, subprocess.TimeoutExpired):
@@ -126,7 +141,7 @@ def paired(tileinfer_blocks, peer_blocks):
     mean = statistics.fmean(diffs)
     if len(diffs) < 2:
         return mean, float("nan")
-    return mean, T95.get(len(diffs) - 1, 1.96) * statistics.stdev(diffs) / len(diffs) ** 0.5
+    return mean, T95[len(diffs) - 1] * statistics.stdev(diffs) / len(diffs) ** 0.5
 
 
 def conditions():
@@ -149,8 +164,9 @@ def conditions():
 
 def table(results):
     names = results["runtimes"]
-    head = "| context | floor ms | " + " | ".join(f"{n} ms (floor/time)" for n in names) + " |"
-    lines = [head, "|" + "---|" * (len(names) + 2)]
+    head = ("| context | timed window | floor ms | " + " | ".join(f"{n} ms (floor/time)" for n in names)
+            + " |")
+    lines = [head, "|" + "---|" * (len(names) + 3)]
     for c in results["contexts"]:
         row = results["latency"][str(c)]
         cells = []
@@ -160,7 +176,8 @@ def table(results):
             if "vs_tileinfer_ms" in r:
                 cell += f", {r['vs_tileinfer_ms']:+.3f} ± {r['ci95_ms']:.3f}"
             cells.append(cell)
-        lines.append(f"| {c} | {row['floor_ms']:.3f} | " + " | ".join(cells) + " |")
+        window = row.get("window", ["?", "?"])
+        lines.append(f"| {c} | {window[0]}-{window[1]} | {row['floor_ms']:.3f} | " + " | ".join(cells) + " |")
     lines.append("")
     lines.append("| runtime | generation tokens/s | ms/token | same tokens as TileInfer | kernels/token |")
     lines.append("|---|---|---|---|---|")
@@ -200,12 +217,24 @@ def main(argv):
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     if FLAGS.runtimes[0] != "tileinfer":
         raise app.UsageError("--runtimes must start with tileinfer (the reference of the differences)")
+    if not 2 <= FLAGS.blocks <= 31:
+        raise app.UsageError("--blocks must be in 2..31 (a confidence interval needs two)")
     contexts = [int(c) for c in FLAGS.contexts]
     with open(os.path.join(FLAGS.checkpoint, "config.json")) as f:
         weights, kv = stream_bytes(json.load(f))
     with open(FLAGS.floor_json) as f:
         gbps = float(json.load(f)["best_gbps"])
     os.makedirs(FLAGS.out_dir, exist_ok=True)
+    results = {"conditions": conditions(), "floor_gbps": gbps, "weight_bytes": weights,
+               "kv_bytes_per_position": kv, "contexts": contexts, "runtimes": list(FLAGS.runtimes),
+               "latency": {}, "generation": {}, "kernels": {}}
+
+    def save():  # after every phase, so that a late failure keeps what was measured
+        tmp = os.path.join(FLAGS.out_dir, ".results.json.tmp")
+        with open(tmp, "w") as f:
+            json.dump(results, f, indent=1)
+        os.replace(tmp, os.path.join(FLAGS.out_dir, "results.json"))
+
     runtimes = {}
     try:
         for name in FLAGS.runtimes:
@@ -227,38 +256,38 @@ def main(argv):
                     samples[n][c] += answer["ms_per_token"]
                     block_medians[n][c].append(statistics.median(answer["ms_per_token"]))
                     windows[(n, c)] = answer["window"]
+                    if windows[(n, c)] != windows[(names[0], c)]:
+                        raise RuntimeError(f"{n} timed contexts {windows[(n, c)]} at context {c}, "
+                                           f"tileinfer {windows[(names[0], c)]}: not comparable")
             print(f"block {b + 1}/{FLAGS.blocks} done", file=sys.stderr)
-        latency = {}
         for c in contexts:
             floor_ms = (weights + kv * c) / gbps / 1e6
-            row = {"floor_ms": floor_ms}
+            row = {"floor_ms": floor_ms, "window": windows[(names[0], c)]}
             for n in names:
                 med = statistics.median(samples[n][c])
                 r = {"median_ms": med, "floor_ratio": floor_ms / med, "samples_ms": samples[n][c],
-                     "block_medians_ms": block_medians[n][c], "window": windows[(n, c)]}
+                     "block_medians_ms": block_medians[n][c]}
                 if n != "tileinfer":
                     r["vs_tileinfer_ms"], r["ci95_ms"] = paired(block_medians["tileinfer"][c],
                                                                 block_medians[n][c])
                 row[n] = r
-            latency[str(c)] = row
+            results["latency"][str(c)] = row
+        save()
         generation = {n: runtimes[n].ask(f"generate {FLAGS.generate}") for n in names}
         for n in names:  # llama-bench does not report its tokens: "not checked"
             generation[n]["same_as_tileinfer"] = ("not checked" if generation[n]["tokens"] is None
                                                   else generation[n]["tokens"] == generation["tileinfer"]["tokens"])
-        kernels = {}
+        results["generation"] = generation
+        save()
         if FLAGS.device.startswith("cuda"):
             for n in names:
                 if n != "tileinfer":
-                    kernels[n] = runtimes[n].ask("kernels")["kernels"] or "not measured"
-            kernels["tileinfer"] = "1 launch per <= 64 tokens"
+                    results["kernels"][n] = runtimes[n].ask("kernels")["kernels"] or "not measured"
+            results["kernels"]["tileinfer"] = "1 launch per <= 64 tokens"
+        save()
     finally:
         for rt in runtimes.values():
             rt.close()
-    results = {"conditions": conditions(), "floor_gbps": gbps, "weight_bytes": weights,
-               "kv_bytes_per_position": kv, "contexts": contexts, "runtimes": names,
-               "latency": latency, "generation": generation, "kernels": kernels}
-    with open(os.path.join(FLAGS.out_dir, "results.json"), "w") as f:
-        json.dump(results, f, indent=1)
     md = table(results)
     with open(os.path.join(FLAGS.out_dir, "results.md"), "w") as f:
         f.write(md)

@@ -1,4 +1,5 @@
 """The showcase's arithmetic: bytes behind the floor, paired differences, the table."""
+import statistics
 import sys
 
 import pytest
@@ -23,19 +24,22 @@ def test_paired_difference_and_interval():
     assert mean == pytest.approx(1.0667, abs=1e-4)
     # differences 1.0, 1.2, 1.0: sd 0.11547, t(2) = 4.303
     assert half == pytest.approx(4.303 * 0.11547 / 3 ** 0.5, rel=1e-3)
+    diffs = [0.1 * i for i in range(12)]  # 11 degrees of freedom: t = 2.201, not 1.96
+    _, half = showcase.paired([0.0] * 12, diffs)
+    assert half == pytest.approx(2.201 * statistics.stdev(diffs) / 12 ** 0.5)
     mean, half = showcase.paired([1.0], [3.0])
     assert mean == 2.0 and half != half  # NaN: one block gives no interval
 
 
 def test_table_lists_every_runtime_and_context():
-    row = {"floor_ms": 0.5, "tileinfer": {"median_ms": 1.0, "floor_ratio": 0.5},
+    row = {"floor_ms": 0.5, "window": [1, 16], "tileinfer": {"median_ms": 1.0, "floor_ratio": 0.5},
            "peer": {"median_ms": 2.0, "floor_ratio": 0.25, "vs_tileinfer_ms": 1.0, "ci95_ms": 0.1}}
     results = {"runtimes": ["tileinfer", "peer"], "contexts": [1], "latency": {"1": row},
                "generation": {"tileinfer": {"tokens_per_s": 900.0, "ms_per_token": 1.11, "same_as_tileinfer": True},
                               "peer": {"tokens_per_s": 450.0, "ms_per_token": 2.22, "same_as_tileinfer": False}},
                "kernels": {"peer": 787}}
     text = showcase.table(results)
-    assert "| 1 | 0.500 | 1.000 (50%) | 2.000 (25%), +1.000 ± 0.100 |" in text
+    assert "| 1 | 1-16 | 0.500 | 1.000 (50%) | 2.000 (25%), +1.000 ± 0.100 |" in text
     assert "| peer | 450.0 | 2.220 | False | 787 |" in text
 
 

@@ -45,10 +45,13 @@ for stage in "$@"; do
           --contexts=1,3,130 --cpu_contexts=3 --runs=1 --tokens=70 --sampling_checks=14 > "$OUT/sanitize_$tool.txt" 2>&1
         r=$?; echo "$tool gpu_check: exit $r"; tail -2 "$OUT/sanitize_$tool.txt"; [ $r = 0 ] || rc=1
         for opts in "" "--temperature=0.9 --top_k=20 --top_p=0.9 --seed=3"; do
+          kind=greedy; [ -n "$opts" ] && kind=sampled
+          f="$W/sanitize_decode_${tool}_$kind.txt"  # whole logs stay there; one summary file returns
           timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 $B/decode --package="$W/tiny_9x3.tpkg" \
-            --prompt_ids=$ids --max_new_tokens=300 --ignore_eos --device=gpu $opts > "$OUT/sanitize_decode.txt" 2>&1
-          r=$?; echo "$tool decode 100+300 tokens ${opts:-greedy}: exit $r: $(grep -E 'ERROR SUMMARY|tokens/s' "$OUT/sanitize_decode.txt" | tr '\n' ' ')"
-          [ $r = 0 ] || { rc=1; cp "$OUT/sanitize_decode.txt" "$OUT/sanitize_decode_${tool}_fail.txt"; }
+            --prompt_ids=$ids --max_new_tokens=300 --ignore_eos --device=gpu $opts > "$f" 2>&1
+          r=$?; echo "$tool decode 100+300 tokens $kind: exit $r: $(grep -E 'SUMMARY|tokens/s' "$f" | tr '\n' ' ')" \
+            | tee -a "$OUT/sanitize_decodes.txt"
+          [ $r = 0 ] || { rc=1; tail -40 "$f" >> "$OUT/sanitize_decodes.txt"; }
         done
       done ;;
     sampling)
