@@ -223,7 +223,7 @@ def test_real_configs_plan_and_validate_on_shipped_targets(model, target):
 def test_llama_1b_bytes_match_the_measured_floor():
     p = plan_lib.make_plan(known_configs.llama_3_2_1b(), target_lib.resolve_target("h200"),
                            max_context=4096)
-    # FACTS.md: 2,471,628,800 weight bytes; + the 32-entry f32 RoPE table (128 bytes).
+    # docs/PERFORMANCE.md: 2,471,628,928 bytes = 2,471,628,800 of weights + the 32-entry f32 RoPE table.
     assert plan_lib.streamed_bytes_per_token(p) == 2_471_628_800 + 128
     assert plan_lib.kv_bytes_per_position(p.config) == 32 * 1024
     assert plan_lib.floor_ms_per_token(p, 4268) == pytest.approx(0.579, abs=0.001)

@@ -1,4 +1,4 @@
-"""A peer runtime as a resident benchmark server for py/tools/showcase.py (issue 5).
+"""A peer runtime as a resident benchmark server for the showcase (py/tools/showcase.py).
 
 Usage (on the GPU machine, torch + transformers):
   python3 py/tools/peers_bench.py --checkpoint=DIR --runtime=torch_graph|torch_compile|hf_eager

@@ -1,4 +1,4 @@
-"""The showcase harness: TileInfer against its peers and the floor, in one run (issue 5).
+"""The showcase harness: TileInfer against its peers and the floor, in one run.
 
 Usage (on the GPU machine; tests/gpu/showcase.sh runs it for both models):
   python3 py/tools/showcase.py --bench=.gpu/bin/bench --package=M.tpkg --checkpoint=HF_DIR \
@@ -131,7 +131,7 @@ def stream_bytes(config):
     hd = config.get("head_dim") or h // nh
     v = config["vocab_size"]
     per_layer = h * (nh + 2 * nkv) * hd + nh * hd * h + 3 * h * f + 2 * h
-    weights = 2 * (layers * per_layer + v * h + h)  # + lm_head and the final norm (FACTS.md)
+    weights = 2 * (layers * per_layer + v * h + h)  # + lm_head and the final norm
     return weights, layers * 2 * nkv * hd * 2
 
 

@@ -6,6 +6,7 @@ set -uo pipefail
 OUT=${OUT:-/tmp/gpu_out}
 mkdir -p "$OUT"
 B=.gpu/bin
+[ -d $B ] || [ ! -f .gpu/bin.tar.xz ] || tar -C .gpu -xJf .gpu/bin.tar.xz  # a packed carry
 W=/tmp/tileinfer_models   # persists while the machine stays warm
 mkdir -p "$W"
 export PYTHONPATH=py:.

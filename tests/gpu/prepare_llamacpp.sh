@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Here (with network to PyPI): llama.cpp's source for the showcase's llama.cpp peer, from the
-# llama-cpp-python sdist that vendors it (FACTS.md), stripped of .git, docs and models to
+# llama-cpp-python sdist that vendors it (PyPI), stripped of .git, docs and models to
 # ~13 MB: writes .gpu/llamacpp_src.tgz (git-ignored), which a GPU call carries; there
 # `bash tests/gpu/showcase.sh build_llamacpp` builds llama-bench with CUDA (~5.5 min).
 set -euo pipefail

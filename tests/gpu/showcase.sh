@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The showcase (issue 5), ON the GPU machine, one model per call (each fits a 10-minute call):
+# The showcase harness, ON the GPU machine, one model per call (each fits a 10-minute call):
 #   bash tests/gpu/showcase.sh MODEL        MODEL: llama1b_shape | smollm2_shape
 # Needs .gpu/bin from tests/gpu/prepare.sh (bench, probe, floor, gpu_check). Writes to $OUT:
 # floor.json; MODEL/results.{json,md}, MODEL/latency.png (py/tools/showcase.py: TileInfer,
 # torch.compile + CUDA graph, plain CUDA graph, HF eager; interleaved blocks; medians; 95% CI
 # of the paired differences); MODEL/trace_{32,4064}.json.gz with report_*.txt and
-# timeline_*.png (py/tools/trace_report.py). Copy $OUT to results/DATE-h200-showcase/.
+# timeline_*.png (py/tools/trace_report.py). Copy $OUT to results/DATE-GPU-showcase/.
 #   bash tests/gpu/showcase.sh build_llamacpp   builds llama-bench (CUDA, sm_90, ~5.5 min) from
 #     .gpu/llamacpp_src.tgz (tests/gpu/prepare_llamacpp.sh) into /tmp/llamacpp; while the
 #     machine stays warm, later showcase calls add llama.cpp (BF16 GGUF from
@@ -14,6 +14,7 @@ set -euo pipefail
 MODEL=${1:?usage: showcase.sh llama1b_shape|smollm2_shape|build_llamacpp}
 OUT=${OUT:-/tmp/gpu_out}
 B=.gpu/bin
+[ -d $B ] || [ ! -f .gpu/bin.tar.xz ] || tar -C .gpu -xJf .gpu/bin.tar.xz  # a packed carry
 W=/tmp/tileinfer_models
 L=/tmp/llamacpp
 export PYTHONPATH=py:.
