@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "cuda/common.cuh"
 #include "cuda/op_attention.cuh"
@@ -154,7 +155,48 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
   Finish(p, recorder, count, kStatusDone);
 }
 
+// A test entry to the worker's sampler (op_sample.cuh) on one given row: one block, the
+// largest logit (lowest id among ties) found serially, then SampleBlock as in the worker.
+__global__ void __launch_bounds__(kWorkerThreads, 1) SampleRowKernel(const float* logits, int vocab, float temperature,
+                                                                    int top_k, float top_p, unsigned long long seed,
+                                                                    unsigned long long counter, int* out) {
+  extern __shared__ float smem[];
+  __shared__ int s_best;
+  if (threadIdx.x == 0) {
+    int best = 0;
+    for (int i = 1; i < vocab; ++i) best = logits[i] > logits[best] ? i : best;
+    s_best = best;
+  }
+  __syncthreads();
+  const SampleInput in{logits, vocab, logits[s_best], temperature};
+  const int token = SampleBlock(in, top_k, top_p, seed, counter, *reinterpret_cast<SampleShared*>(smem));
+  if (threadIdx.x == 0) *out = token;
+}
+
 }  // namespace device
+
+std::string SampleRowOnDevice(const std::vector<float>& logits, float temperature, int top_k, float top_p,
+                              uint64_t seed, uint64_t counter, int* token) {
+  float* d_logits = nullptr;
+  int* d_out = nullptr;
+  std::string err;
+  auto check = [&](cudaError_t e, const char* what) {
+    if (e != cudaSuccess && err.empty()) err = std::string(what) + ": " + cudaGetErrorString(e);
+    return err.empty();
+  };
+  if (check(cudaMalloc(&d_logits, logits.size() * sizeof(float)), "cudaMalloc") &&
+      check(cudaMalloc(&d_out, sizeof(int)), "cudaMalloc") &&
+      check(cudaMemcpy(d_logits, logits.data(), logits.size() * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy")) {
+    device::SampleRowKernel<<<1, kWorkerThreads, sizeof(device::SampleShared)>>>(
+        d_logits, static_cast<int>(logits.size()), temperature, top_k, top_p, seed, counter, d_out);
+    if (check(cudaGetLastError(), "SampleRowKernel launch") && check(cudaDeviceSynchronize(), "SampleRowKernel")) {
+      check(cudaMemcpy(token, d_out, sizeof(int), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    }
+  }
+  cudaFree(d_logits);
+  cudaFree(d_out);
+  return err;
+}
 
 size_t WorkerSharedBytes(int hidden, int q_dim, int head_dim, int group, int max_task_rows) {
   const size_t attention = static_cast<size_t>(group) * head_dim +

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cuda/plan_format.h"
 
@@ -121,6 +122,11 @@ std::string WorkerStaticSharedBytes(size_t* bytes);
 
 // Cooperative launch of `workers` blocks. Returns a CUDA error string, empty on success.
 std::string LaunchWorker(const WorkerParams& params, int workers, size_t shared_bytes);
+
+// The worker's in-kernel sampler (cuda/op_sample.cuh) run alone on one finite row of logits,
+// for tests against the CPU sampler. Returns a CUDA error string, empty on success.
+std::string SampleRowOnDevice(const std::vector<float>& logits, float temperature, int top_k, float top_p,
+                              uint64_t seed, uint64_t counter, int* token);
 
 // SHA-256 (hex) of the worker's device code as built (the fatbinary).
 const char* WorkerFingerprint();

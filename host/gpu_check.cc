@@ -45,6 +45,7 @@ DEFINE_uint32(stage_bytes, 0, "GPU: shared memory per worker for staging its nex
 DEFINE_bool(check_target, true, "Refuse a package made for another GPU or worker build.");
 DEFINE_int32(threads, 0, "CPU executor threads.");
 DEFINE_int32(sampling_checks, 120, "Sampled steps whose in-kernel choice must equal the CPU sampler's on the same logits (0: skip).");
+DEFINE_int32(sampler_rows, 0, "Synthetic rows (ties, +-0, flat and peaked, V up to 200,000) on which the worker's sampler must choose what the CPU sampler chooses (0: skip).");
 DEFINE_bool(stream_checks, true, "Check that tokens stream during a launch and that a cancel ends it early.");
 DEFINE_bool(oom_check, false, "Fill GPU memory, check the out-of-memory message at load, then load again.");
 DEFINE_string(trace_out, "", "Write a worker trace (JSON, per task and barrier timings) of one step at each "
@@ -101,6 +102,45 @@ bool CheckSampling(GpuExecutor& gpu, int token, int pos, int checks) {
               "step %.3f ms sampled, %.3f ms greedy\n", pos + 1, agree, checks, distinct, sampled_ms / checks,
               greedy_ms / 10);
   return agree == checks;
+}
+
+// The worker's sampler alone on adversarial synthetic rows against the CPU sampler: ties
+// (quantised logits), -0 next to +0, one dominant logit, flat rows, vocabularies from 1 to
+// 200,000, top_k around V and top_p down to 1e-6. Every draw must agree.
+bool CheckSamplerRows(int rows) {
+  std::mt19937_64 rng(99);
+  const int vocabs[] = {1, 2, 7, 100, 4097, 49152, 128256, 200000};
+  const float temps[] = {0.05f, 0.5f, 1.0f, 2.0f, 10.0f};
+  const float ps[] = {1.0f, 0.95f, 0.5f, 1e-6f};
+  int agree = 0;
+  for (int r = 0; r < rows; ++r) {
+    const int V = vocabs[r % 8];
+    const int shape = (r / 8) % 5;
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> row(V);
+    for (int i = 0; i < V; ++i) {
+      float x = normal(rng) * (shape == 3 ? 0.01f : 4.0f);
+      if (shape == 1) x = std::round(x);                     // many exact ties
+      if (shape == 2) x = (rng() & 1) ? 0.0f : -0.0f;        // +0 and -0 only
+      row[i] = x;
+    }
+    if (shape == 4) row[rng() % V] = 60.0f;                  // one dominant logit
+    const int ks[] = {0, 1, 2, 5, 40, V - 1, V, V + 1};
+    SamplingOptions o{temps[(r / 40) % 5], std::max(0, ks[(r / 3) % 8]), ps[(r / 5) % 4], 1000u + r};
+    int got = -2;
+    const std::string err = SampleRowOnDevice(row, o.temperature, o.top_k, o.top_p, o.seed, r, &got);
+    if (!err.empty()) throw Error("sampler row " + std::to_string(r) + ": " + err);
+    const int want = SampleToken(row, o, r);
+    if (got == want) {
+      ++agree;
+    } else if (r - agree < 5) {
+      std::printf("sampler rows: FAIL row %d (V=%d shape %d T=%g top_k=%d top_p=%g): device %d, CPU %d\n", r, V,
+                  shape, o.temperature, o.top_k, o.top_p, got, want);
+    }
+  }
+  std::printf("sampler rows: %d of %d synthetic rows drawn alike by the worker's sampler and the CPU sampler\n",
+              agree, rows);
+  return agree == rows;
 }
 
 // Streaming and cancel on a 64-step generation launch.
@@ -278,6 +318,7 @@ int Run() {
     ok &= CheckSampling(gpu, prompt[max_ctx - 1], max_ctx - 1, FLAGS_sampling_checks);
   }
   if (FLAGS_oom_check) ok &= CheckOutOfMemory(*pkg, prompt.empty() ? 0 : prompt[0]);
+  if (FLAGS_sampler_rows > 0) ok &= CheckSamplerRows(FLAGS_sampler_rows);
 
   if (FLAGS_runs > 0 && FLAGS_tokens > 0) {
     std::vector<int> base_prompt(prompt.begin(), prompt.begin() + std::min<size_t>(prompt.size(), 8));
