@@ -25,6 +25,7 @@
 #include <vector>
 
 #include <gflags/gflags.h>
+#include <nlohmann/json.hpp>
 
 #include "host/cpu_executor.h"
 #include "host/error.h"
@@ -42,6 +43,8 @@ DEFINE_int32(seed, 1234, "Seed of the tokens behind the K/V rows and in the wind
 
 namespace tileinfer {
 namespace {
+
+using json = nlohmann::json;
 
 constexpr int kWindow = 16;  // steps per timed launch
 
@@ -62,7 +65,7 @@ class Server {
     std::fprintf(stderr, "bench: %s on %s\n", pkg.path().c_str(), exec_->name().c_str());
   }
 
-  std::string Context(int context, int reps) {
+  json Context(int context, int reps) {
     const int max_context = pkg_.plan().max_context;
     if (context < 1 || context > max_context || reps < 1) {
       throw Error("context must be in 1.." + std::to_string(max_context) + " and reps >= 1");
@@ -71,16 +74,12 @@ class Server {
     const int first = last - std::min(kWindow, last);
     Fill(first);
     std::vector<int> window(tokens_.begin() + first, tokens_.begin() + last);
-    std::ostringstream out;
-    out << "{\"context\": " << context << ", \"window\": [" << first + 1 << ", " << last << "], \"ms_per_token\": [";
-    for (int r = 0; r < reps; ++r) {
-      out << (r ? ", " : "") << Window(window, first) / window.size();
-    }
-    out << "]}";
-    return out.str();
+    std::vector<double> ms;
+    for (int r = 0; r < reps; ++r) ms.push_back(Window(window, first) / window.size());
+    return {{"context", context}, {"window", {first + 1, last}}, {"ms_per_token", ms}};
   }
 
-  std::string Generate(int n) {
+  json Generate(int n) {
     using Clock = std::chrono::steady_clock;
     GenerateOptions o;
     o.max_new_tokens = n;
@@ -97,11 +96,7 @@ class Server {
     // Wall time from the first new token to the last, per token (as the peers measure it).
     const double ms = std::chrono::duration<double, std::milli>(last - first).count() /
                       std::max<size_t>(1, r.tokens.size() - 1);
-    std::ostringstream out;
-    out << "{\"tokens\": [";
-    for (size_t i = 0; i < r.tokens.size(); ++i) out << (i ? ", " : "") << r.tokens[i];
-    out << "], \"ms_per_token\": " << ms << ", \"tokens_per_s\": " << 1000.0 / ms << "}";
-    return out.str();
+    return {{"tokens", r.tokens}, {"ms_per_token", ms}, {"tokens_per_s", 1000.0 / ms}};
   }
 
  private:
@@ -137,14 +132,14 @@ int Run() {
   auto pkg = Package::Open(FLAGS_package);
   ValidatePlan(*pkg);
   Server server(*pkg);
-  std::printf("{\"ready\": true, \"runtime\": \"tileinfer\"}\n");
+  std::printf("%s\n", json{{"ready", true}, {"runtime", "tileinfer"}}.dump().c_str());
   std::fflush(stdout);
   std::string line;
   while (std::getline(std::cin, line)) {
     std::istringstream in(line);
     std::string cmd;
     in >> cmd;
-    std::string answer;
+    json answer;
     try {
       if (cmd == "context") {
         int c = 0, r = 0;
@@ -160,11 +155,9 @@ int Run() {
         throw Error("unknown command '" + cmd + "': context C REPS | generate N | quit");
       }
     } catch (const Error& e) {
-      std::string msg = e.what();
-      std::replace(msg.begin(), msg.end(), '"', '\'');
-      answer = "{\"error\": \"" + msg + "\"}";
+      answer = {{"error", e.what()}};
     }
-    std::printf("%s\n", answer.c_str());
+    std::printf("%s\n", answer.dump().c_str());
     std::fflush(stdout);
   }
   return 0;

@@ -22,6 +22,7 @@
 
 #include <cuda_runtime.h>
 #include <gflags/gflags.h>
+#include <nlohmann/json.hpp>
 
 #include "host/cpu_executor.h"
 #include "host/error.h"
@@ -216,32 +217,31 @@ void WriteTrace(GpuExecutor& gpu, const Package& pkg, int context, const std::st
   const auto tasks = pkg.tasks();
   const ModelConfig& m = pkg.model();
   const PlanParams& pp = pkg.plan();
-  std::ofstream out(path);
-  out << "{\"package\": \"" << pkg.path() << "\", \"gpu\": \"" << gpu.name() << "\", \"context\": " << context
-      << ", \"decode_ms_per_token\": " << r.decode_ms / std::max<size_t>(1, r.tokens.size() - 1)
-      << ", \"hidden\": " << m.hidden << ", \"ffn\": " << m.ffn << ", \"layers\": " << m.layers
-      << ", \"heads\": " << m.heads << ", \"kv_heads\": " << m.kv_heads << ", \"head_dim\": " << m.head_dim
-      << ", \"vocab\": " << m.vocab << ", \"workers\": " << pp.workers << ", \"waves\": " << pp.waves
-      << ", \"attention_min_chunk\": " << pp.attention_min_chunk << ",\n \"tasks\": [";
   const auto& order = gpu.task_order();
   std::vector<size_t> entry_of(order.size());
   for (size_t i = 0; i < order.size(); ++i) entry_of[order[i]] = i;
+  nlohmann::json task_rows = nlohmann::json::array(), barrier_rows = nlohmann::json::array();
   for (size_t k = 0; k < tasks.size; ++k) {
     const auto& t = tasks[k];
     const auto& e = events[entry_of[k]];
-    out << (k ? ",\n  " : "\n  ") << "[" << t.worker << ", " << t.wave << ", " << t.opcode << ", " << t.layer << ", "
-        << t.row_begin << ", " << t.row_end << ", " << t.slot << ", " << t.param1 << ", " << e.begin_ns << ", " << e.end_ns
-        << ", " << e.begin_clk << ", " << e.end_clk << "]";
+    task_rows.push_back({t.worker, t.wave, t.opcode, t.layer, t.row_begin, t.row_end, t.slot, t.param1,
+                         e.begin_ns, e.end_ns, e.begin_clk, e.end_clk});
   }
-  out << "],\n \"barriers\": [";
   for (int w = 0; w < pp.workers; ++w) {
     for (int v = 0; v < pp.waves; ++v) {
       const auto& e = events[order.size() + static_cast<size_t>(w) * pp.waves + v];
-      out << (w || v ? ",\n  " : "\n  ") << "[" << w << ", " << v << ", " << e.begin_ns << ", " << e.end_ns << ", "
-          << e.begin_clk << ", " << e.end_clk << "]";
+      barrier_rows.push_back({w, v, e.begin_ns, e.end_ns, e.begin_clk, e.end_clk});
     }
   }
-  out << "]}\n";
+  const nlohmann::json trace = {
+      {"package", pkg.path()}, {"gpu", gpu.name()}, {"context", context},
+      {"decode_ms_per_token", r.decode_ms / std::max<size_t>(1, r.tokens.size() - 1)},
+      {"hidden", m.hidden}, {"ffn", m.ffn}, {"layers", m.layers}, {"heads", m.heads},
+      {"kv_heads", m.kv_heads}, {"head_dim", m.head_dim}, {"vocab", m.vocab}, {"workers", pp.workers},
+      {"waves", pp.waves}, {"attention_min_chunk", pp.attention_min_chunk},
+      {"tasks", task_rows}, {"barriers", barrier_rows}};
+  std::ofstream out(path);
+  out << trace.dump() << "\n";
   if (!out) throw Error("could not write " + path);
   std::printf("trace at context %d: %s (%.4f ms/token in that generation)\n", context, path.c_str(),
               r.decode_ms / std::max<size_t>(1, r.tokens.size() - 1));
