@@ -34,7 +34,12 @@ import sys
 import time
 
 import numpy as np
+import torch
 from absl import app, flags
+from torch.profiler import ProfilerActivity, profile
+
+from planner import checkpoint as ckpt_lib
+from tests.reference.numpy_llama import inv_freq_table
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("checkpoint", None, "HF checkpoint directory (the one the package came from).")
@@ -47,14 +52,8 @@ flags.DEFINE_integer("seed", 1234, "Seed of the tokens in the timed windows.")
 WINDOW = 16  # timed steps per sample, as host/bench.cc
 
 
-def _torch():
-    import torch  # pylint: disable=import-outside-toplevel
-    return torch
-
-
 def to_torch(a, device):
     """A BF16 numpy array (ml_dtypes) as a torch.bfloat16 tensor on `device`."""
-    torch = _torch()
     a = np.ascontiguousarray(a)
     return torch.from_numpy(a.view(np.int16).copy()).view(torch.bfloat16).to(device)
 
@@ -71,7 +70,6 @@ class TorchStep:
     """
 
     def __init__(self, checkpoint, device, inv_freq):
-        torch = _torch()
         c, w = checkpoint.config, checkpoint.weights
         self.c, self.device = c, device
         self.nh, self.nkv, self.hd = c.num_heads, c.num_kv_heads, c.head_dim
@@ -93,7 +91,6 @@ class TorchStep:
 
         Caches are (nkv, cache_len, hd) BF16, the layout attention reads directly.
         """
-        torch = _torch()
         angles = torch.arange(cache_len, dtype=torch.float64)[:, None] * self.inv_freq[None]
         k = [torch.zeros(self.nkv, cache_len, self.hd, dtype=torch.bfloat16, device=self.device)
              for _ in self.layers]
@@ -102,17 +99,14 @@ class TorchStep:
                 angles.cos().float().to(self.device), angles.sin().float().to(self.device))
 
     def _norm(self, x, g):
-        torch = _torch()
         return (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.c.rms_norm_eps) * g).to(torch.bfloat16)
 
     def _rope(self, x, cos, sin):
-        torch = _torch()
         half = self.hd // 2
         x1, x2 = x[..., :half], x[..., half:]
         return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
 
     def step(self, token, pos, k_caches, v_caches, rows, cos_table, sin_table):
-        torch = _torch()
         F = torch.nn.functional
         q_dim, kv_dim = self.nh * self.hd, self.nkv * self.hd
         x = self.embed[token].float()  # (1, H)
@@ -140,7 +134,6 @@ class GraphRunner:
     """TorchStep per cache length, eager, compiled, and/or captured in a CUDA graph."""
 
     def __init__(self, checkpoint, device, compile_step, inv_freq):
-        torch = _torch()
         self.device, self.graphs = device, {}
         self.model = TorchStep(checkpoint, device, inv_freq)
         self.use_graph = device.startswith("cuda")
@@ -152,7 +145,6 @@ class GraphRunner:
             self.fn = torch.compile(self.model.step, dynamic=False)
 
     def _build(self, cache_len):
-        torch = _torch()
         if cache_len in self.graphs:
             return self.graphs[cache_len]
         self.graphs.clear()  # one cache length resident at a time (memory)
@@ -193,7 +185,6 @@ class GraphRunner:
                 for _ in range(reps)], (first + 1, last)
 
     def _time(self, fn):
-        torch = _torch()
         if self.use_graph:
             start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
@@ -206,7 +197,6 @@ class GraphRunner:
         return (time.perf_counter() - t0) * 1e3
 
     def generate(self, prompt, n):
-        torch = _torch()
         entry = self._build(len(prompt) + n)
         for p, t in enumerate(prompt[:-1]):
             self.run(entry, t, p)
@@ -224,21 +214,20 @@ class HfEager:
     """transformers AutoModelForCausalLM, eager attention, DynamicCache."""
 
     def __init__(self, directory, device):
-        torch = _torch()
         import transformers  # pylint: disable=import-outside-toplevel
-        self.torch, self.device = torch, device
+        self.device = device
         self.model = transformers.AutoModelForCausalLM.from_pretrained(
             directory, dtype=torch.bfloat16, attn_implementation="eager").to(device).eval()
         self.cache_cls = transformers.DynamicCache
 
     def _forward(self, ids, cache):
-        with self.torch.no_grad():
-            return self.model(input_ids=self.torch.tensor([ids], device=self.device),
+        with torch.no_grad():
+            return self.model(input_ids=torch.tensor([ids], device=self.device),
                               past_key_values=cache, use_cache=True).logits[0, -1]
 
     def _sync(self):
         if self.device.startswith("cuda"):
-            self.torch.cuda.synchronize()
+            torch.cuda.synchronize()
 
     def context(self, c, reps, tokens):
         last = max(c, WINDOW)  # the window every runtime times: contexts last-15 .. last
@@ -259,17 +248,15 @@ class HfEager:
 
     def generate(self, prompt, n):
         cache = self.cache_cls()
-        out = [int(self.torch.argmax(self._forward(prompt, cache)))]
+        out = [int(torch.argmax(self._forward(prompt, cache)))]
         t_first = time.perf_counter()
         for _ in range(n - 1):
-            out.append(int(self.torch.argmax(self._forward([out[-1]], cache))))
+            out.append(int(torch.argmax(self._forward([out[-1]], cache))))
         return out, (time.perf_counter() - t_first) * 1e3 / max(1, n - 1)
 
 
 def count_kernels(step):
     """CUDA kernels launched by one call of `step` (torch.profiler)."""
-    torch = _torch()
-    from torch.profiler import ProfilerActivity, profile  # pylint: disable=import-outside-toplevel
     step()
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
@@ -310,9 +297,6 @@ def serve(runner, tokens, prompt, kernels_fn, out=sys.stdout, inp=sys.stdin):
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-    from planner import checkpoint as ckpt_lib  # pylint: disable=import-outside-toplevel
-    from tests.reference.numpy_llama import inv_freq_table  # pylint: disable=import-outside-toplevel
-    torch = _torch()
     torch.manual_seed(0)
     ck = ckpt_lib.load_checkpoint(FLAGS.checkpoint)
     c = ck.config
