@@ -65,8 +65,14 @@ def main(argv):
                 config["max_position_embeddings"] = max_positions
                 json.dump(config, open(path, "w"), indent=1)
         t1 = time.time()
-        planner_main.build_package(ckpt, FLAGS.target_file, os.path.join(FLAGS.out_dir, name + ".tpkg"),
-                                   max_context, progress=False)
+        package = os.path.join(FLAGS.out_dir, name + ".tpkg")
+        inputs = [FLAGS.target_file, os.path.join(ckpt, "config.json")]
+        if os.path.exists(package) and os.path.getmtime(package) > max(map(os.path.getmtime, inputs)):
+            # Planned earlier in this call, after the probe wrote the target: not again (the 1B
+            # plan takes ~12 s, and several stages of one call use it).
+            logging.info("%s: package up to date", name)
+            continue
+        planner_main.build_package(ckpt, FLAGS.target_file, package, max_context, progress=False)
         logging.info("%s: checkpoint %.1fs, package %.1fs", name, t1 - t0, time.time() - t1)
 
 
