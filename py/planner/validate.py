@@ -199,16 +199,19 @@ def _where(index: int, t: dict) -> str:
 
 # --- checks ---------------------------------------------------------------------------------
 
+def _check_name(where: str, name: str, limit: int, seen: set) -> None:
+    """A table entry's name: non-empty, under `limit` bytes (UTF-8), not in `seen` (added)."""
+    if not name or len(name.encode()) >= limit or name in seen:
+        raise PlanError(f"{where}: name must be unique, non-empty, < {limit} bytes")
+    seen.add(name)
+
+
 def _check_tables(p: _Parts) -> None:
     seen = set()
     spans = []
     for n, t in enumerate(p.tensors):
         where = f"tensor {n} ({t['name']!r})"
-        name = t["name"]
-        if not name or len(name.encode()) >= spec.NAME_BYTES_TENSOR or name in seen:
-            raise PlanError(f"{where}: name must be unique, non-empty, < "
-                            f"{spec.NAME_BYTES_TENSOR} bytes")
-        seen.add(name)
+        _check_name(where, t["name"], spec.NAME_BYTES_TENSOR, seen)
         if t["dtype"] not in (spec.DTYPES["BF16"], spec.DTYPES["F32"]):
             raise PlanError(f"{where}: dtype {t['dtype']} is not BF16 or F32")
         if t["rows"] < 1 or t["cols"] < 1 or t["reserved"] != 0:
@@ -230,11 +233,7 @@ def _check_tables(p: _Parts) -> None:
     seen = set()
     for n, b in enumerate(p.buffers):
         where = f"buffer {n} ({b['name']!r})"
-        name = b["name"]
-        if not name or len(name.encode()) >= spec.NAME_BYTES_BUFFER or name in seen:
-            raise PlanError(f"{where}: name must be unique, non-empty, < "
-                            f"{spec.NAME_BYTES_BUFFER} bytes")
-        seen.add(name)
+        _check_name(where, b["name"], spec.NAME_BYTES_BUFFER, seen)
         if b["kind"] not in KIND_NAMES or b["dtype"] not in DTYPE_NAMES or b["elements"] < 1:
             raise PlanError(f"{where}: kind {b['kind']}, dtype {b['dtype']}, elements "
                             f"{b['elements']}: invalid")
