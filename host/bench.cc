@@ -172,10 +172,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: --package is required\n");
     return 2;
   }
-  try {
-    return tileinfer::Run();
-  } catch (const tileinfer::Error& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 1;
-  }
+  return tileinfer::ExitCodeOf(tileinfer::Run);
 }

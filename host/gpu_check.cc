@@ -402,10 +402,5 @@ int Run() {
 
 int main(int argc, char** argv) {
   gflags::ParseCommandLineFlags(&argc, &argv, true);
-  try {
-    return tileinfer::Run();
-  } catch (const tileinfer::Error& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 1;
-  }
+  return tileinfer::ExitCodeOf(tileinfer::Run);
 }
