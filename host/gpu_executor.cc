@@ -197,12 +197,16 @@ void GpuExecutor::set_step_sampling(const SamplingOptions& options) {
   step_sampling_ = options;
 }
 
+size_t GpuExecutor::TraceEventCount() const {
+  return task_order_.size() + static_cast<size_t>(pkg_.plan().workers) * pkg_.plan().waves;
+}
+
 void GpuExecutor::set_trace(int pos) {
   if (pos < 0) {
     params_.trace = nullptr;
     return;
   }
-  const size_t events = task_order_.size() + static_cast<size_t>(pkg_.plan().workers) * pkg_.plan().waves;
+  const size_t events = TraceEventCount();
   if (trace_ == nullptr) {
     trace_ = static_cast<WorkerParams::TraceEvent*>(Alloc(events * sizeof(WorkerParams::TraceEvent), "the trace"));
   }
@@ -213,8 +217,7 @@ void GpuExecutor::set_trace(int pos) {
 
 std::vector<WorkerParams::TraceEvent> GpuExecutor::TraceEvents() const {
   if (trace_ == nullptr) return {};
-  std::vector<WorkerParams::TraceEvent> events(task_order_.size() +
-                                              static_cast<size_t>(pkg_.plan().workers) * pkg_.plan().waves);
+  std::vector<WorkerParams::TraceEvent> events(TraceEventCount());
   CUDA_CHECK(cudaMemcpy(events.data(), trace_, events.size() * sizeof(events[0]), cudaMemcpyDeviceToHost));
   return events;
 }

@@ -74,6 +74,7 @@ class GpuExecutor : public Executor {
   int32_t Run(const Launch& launch, const std::function<bool(int32_t)>& deliver, int* recorded);
   void* Alloc(size_t bytes, const char* what);
   void* AllocMapped(size_t bytes, void** device_ptr);
+  size_t TraceEventCount() const;  // one per task list entry, then one per worker and wave
 
   const Package& pkg_;
   std::string device_name_;
