@@ -21,12 +21,12 @@ Runtimes:
                  graph: the strongest PyTorch baseline.
   hf_eager       Hugging Face transformers, eager attention, one forward per token with a
                  DynamicCache cropped back after every timed window.
-The hand-written step attends (BF16, fused SDPA) over a cache of exactly L positions (a fresh
-graph, and for torch_compile a fresh compilation, per context), so its attention cost grows
+The hand-written step attends (BF16, fused SDPA) over the first L rows of one K/V cache (a
+CUDA graph per context; for torch_compile one compilation with L dynamic), so its cost grows
 with the context as a real decode's does. Generation ms/token: wall time from the first new
 token to the last / (N - 1), greedy selection on the device, one host sync per token.
-On --device=cpu the graph and compile parts are skipped (the eager step runs), which is how
-the step is checked against the numpy reference without a GPU (peers_bench_test is manual).
+On --device=cpu the graphs are skipped (the eager or compiled step runs), which is how the
+step is checked against the numpy reference without a GPU (peers_bench_test is manual).
 """
 import json
 import math
@@ -131,28 +131,47 @@ class TorchStep:
 
 
 class GraphRunner:
-    """TorchStep per cache length, eager, compiled, and/or captured in a CUDA graph."""
+    """TorchStep, eager, compiled, and/or captured in a CUDA graph per cache length.
 
-    def __init__(self, checkpoint, device, compile_step, inv_freq):
-        self.device, self.graphs = device, {}
+    One K/V cache of max_len positions lives for the whole run; the step for a context of
+    L positions sees views of its first L rows (attention cost grows with L, as in a real
+    decode). Rows are filled by real decode steps, once: `filled` counts the valid rows, and
+    later contexts only step the positions not yet written (as host/bench.cc does).
+    torch_compile compiles once, with the cache length marked dynamic (torch._dynamo
+    mark_dynamic), then each context's step is captured in its own CUDA graph.
+    """
+
+    def __init__(self, checkpoint, device, compile_step, inv_freq, max_len=4096):
+        self.device, self.graphs, self.max_len, self.filled = device, {}, max_len, 0
         self.model = TorchStep(checkpoint, device, inv_freq)
+        self.cache = self.model.state(max_len)
         self.use_graph = device.startswith("cuda")
-        self.fn = self.model.step
-        if compile_step and self.use_graph:
-            torch._dynamo.config.cache_size_limit = 64  # one compiled graph per cache length
-            # Static shapes: kernels specialised to each cache length, as a deployment would
-            # compile them (the price: one compilation per context measured).
-            self.fn = torch.compile(self.model.step, dynamic=False)
+        self.compiled = compile_step
+        self.fn = torch.compile(self.model.step) if compile_step else self.model.step
+
+    def _state(self, cache_len):
+        if not 1 <= cache_len <= self.max_len:
+            raise ValueError(f"cache length {cache_len} is outside 1..{self.max_len} (--max_len)")
+        k, v, rows, cos, sin = self.cache
+        state = ([x[:, :cache_len] for x in k], [x[:, :cache_len] for x in v], rows[:cache_len],
+                 cos[:cache_len], sin[:cache_len])
+        if self.compiled:  # one compilation for every cache length
+            for x in state[0] + state[1]:
+                torch._dynamo.mark_dynamic(x, 1)
+            for x in state[2:]:
+                torch._dynamo.mark_dynamic(x, 0)
+        return state
 
     def _build(self, cache_len):
         if cache_len in self.graphs:
             return self.graphs[cache_len]
-        self.graphs.clear()  # one cache length resident at a time (memory)
+        self.graphs.clear()  # one graph resident at a time (its memory pool)
         token = torch.zeros(1, dtype=torch.long, device=self.device)
         pos = torch.zeros(1, dtype=torch.long, device=self.device)
-        state = self.model.state(cache_len)
+        state = self._state(cache_len)
         entry = dict(token=token, pos=pos, state=state, graph=None, logits=None)
         if self.use_graph:
+            pos.fill_(cache_len - 1)  # warm-up writes K/V row cache_len - 1, which a step rewrites
             stream = torch.cuda.Stream()
             stream.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(stream):
@@ -179,8 +198,9 @@ class GraphRunner:
         last = max(c, WINDOW)  # the window every runtime times: contexts last-15 .. last
         entry = self._build(last)
         first = last - WINDOW
-        for p in range(first):  # K/V rows before the window (content does not change the cost)
+        for p in range(self.filled, first):  # K/V rows before the window, each written once
             self.run(entry, tokens[p], p)
+        self.filled = max(self.filled, last)
         return [self._time(lambda: [self.run(entry, tokens[p], p) for p in range(first, last)]) / WINDOW
                 for _ in range(reps)], (first + 1, last)
 
@@ -206,6 +226,7 @@ class GraphRunner:
             token = out[-1]
             if i == 0:
                 t_first = time.perf_counter()
+        self.filled = 0  # the generation rewrote the K/V rows from position 0
         # Wall time from the first new token to the last, per token (as host/bench.cc).
         return out, (time.perf_counter() - t_first) * 1e3 / max(1, n - 1)
 

@@ -58,5 +58,25 @@ def test_server_protocol(ck):
     assert "unknown command" in lines[4]["error"] and "context must be" in lines[5]["error"]
 
 
+def test_compiled_step_one_compilation_for_every_cache_length(ck):
+    """torch_compile's runner: cache length dynamic, so contexts 20, 3 and a generation of
+    another length reuse one compiled graph; tokens still equal the numpy reference's."""
+    c = ck.config
+    inv = numpy_llama.inv_freq_table(c.head_dim, c.rope_theta, c.rope_scaling)
+    torch._dynamo.reset()
+    counters = torch._dynamo.utils.counters
+    counters.clear()
+    runner = peers_bench.GraphRunner(ck, "cpu", True, inv, max_len=40)
+    tokens = list(range(3, 43))
+    runner.context(20, 1, tokens)
+    assert runner.filled == 20
+    runner.context(3, 1, tokens)
+    got = runner.generate([1, 5, 7], 4)[0]
+    assert got == numpy_llama.NumpyLlama(c, ck.weights).greedy([1, 5, 7], 4)
+    assert counters["stats"]["unique_graphs"] == 1, dict(counters["stats"])
+    with pytest.raises(ValueError, match="outside 1..40"):
+        runner.context(41, 1, tokens + [0])
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))

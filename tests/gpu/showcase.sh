@@ -6,10 +6,12 @@
 # torch.compile + CUDA graph, plain CUDA graph, HF eager; interleaved blocks; medians; 95% CI
 # of the paired differences); MODEL/trace_{32,4064}.json.gz with report_*.txt and
 # timeline_*.png (py/tools/trace_report.py). Copy $OUT to results/DATE-GPU-showcase/.
-#   bash tests/gpu/showcase.sh build_llamacpp   builds llama-bench (CUDA, sm_90, ~5.5 min) from
-#     .gpu/llamacpp_src.tgz (tests/gpu/prepare_llamacpp.sh) into /tmp/llamacpp; while the
-#     machine stays warm, later showcase calls add llama.cpp (BF16 GGUF from
-#     py/tools/gguf_export.py, which needs .gpu/wheels/gguf-*.whl carried too).
+#   bash tests/gpu/showcase.sh build_llamacpp   builds llama-bench (CUDA, sm_90, static ggml,
+#     ~5.5 min) from .gpu/llamacpp_src.tgz (tests/gpu/prepare_llamacpp.sh) into /tmp/llamacpp
+#     and packs it as $OUT/llamacpp_bin.tar.xz: copy that to .gpu/ here and carry it, so that
+#     later calls (on any machine of the same image) skip the build. With llama-bench there,
+#     showcase calls add llama.cpp (BF16 GGUF from py/tools/gguf_export.py, which needs
+#     .gpu/wheels/gguf-*.whl carried too).
 set -euo pipefail
 MODEL=${1:?usage: showcase.sh llama1b_shape|smollm2_shape|build_llamacpp}
 OUT=${OUT:-/tmp/gpu_out}
@@ -22,11 +24,17 @@ export PYTHONUNBUFFERED=1
 if [ "$MODEL" = build_llamacpp ]; then
   mkdir -p $L && tar -C $L -xzf .gpu/llamacpp_src.tgz
   cmake -S $L/llama.cpp -B $L/build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DLLAMA_CURL=OFF \
-    -DGGML_NATIVE=OFF -DCMAKE_BUILD_TYPE=Release > $L/cmake.log 2>&1
-  cmake --build $L/build --target llama-bench -j"$(nproc)" > $L/build.log 2>&1 || { tail -20 $L/build.log; exit 1; }
-  ls -la $L/build/bin/llama-bench
+    -DGGML_NATIVE=OFF -DBUILD_SHARED_LIBS=OFF -DCMAKE_BUILD_TYPE=Release > $L/cmake.log 2>&1
+  cmake --build $L/build --target llama-bench -j"${LLAMACPP_JOBS:-$(nproc)}" > $L/build.log 2>&1 \
+    || { tail -20 $L/build.log; exit 1; }
+  mkdir -p "$OUT" && strip $L/build/bin/llama-bench
+  tar -C $L/build -cJf "$OUT/llamacpp_bin.tar.xz" bin/llama-bench
+  ldd $L/build/bin/llama-bench | grep -E "cublas|cudart|not found" || true
+  ls -la $L/build/bin/llama-bench "$OUT/llamacpp_bin.tar.xz"
   exit 0
 fi
+[ -x $L/build/bin/llama-bench ] || [ ! -f .gpu/llamacpp_bin.tar.xz ] \
+  || { mkdir -p $L/build && tar -C $L/build -xJf .gpu/llamacpp_bin.tar.xz; }  # a carried build
 mkdir -p "$OUT/$MODEL" "$W"
 $B/probe > "$W/target.json"
 [ -s "$OUT/floor.json" ] || $B/floor > "$OUT/floor.json"
@@ -38,8 +46,7 @@ if [ -x $L/build/bin/llama-bench ]; then
   llamacpp=(--runtimes=tileinfer,torch_compile,llamacpp,torch_graph,hf_eager --llama_bench=$L/build/bin/llama-bench
             --llamacpp_gguf="$W/$MODEL.gguf")
 fi
-python3 py/tools/showcase.py --bench=$B/bench --package="$W/$MODEL.tpkg" --checkpoint="$W/$MODEL" \
-  --floor_json="$OUT/floor.json" --out_dir="$OUT/$MODEL" "${llamacpp[@]}" ${SHOWCASE_FLAGS:-}
+# The trace first (short), so that a showcase cut by the call's limit still leaves it.
 $B/gpu_check --package="$W/$MODEL.tpkg" --contexts=1 --cpu_contexts=1 --runs=0 --sampling_checks=0 \
   --trace_out="$W/trace_$MODEL" --trace_contexts=32,4064 | grep -E "trace|FAIL"
 best=$(python3 -c "import json; print(json.load(open('$OUT/floor.json'))['best_gbps'])")
@@ -49,3 +56,5 @@ for c in 32 4064; do
     --png="$OUT/$MODEL/timeline_$c.png" > "$OUT/$MODEL/report_$c.txt"
   tail -1 "$OUT/$MODEL/report_$c.txt"
 done
+python3 py/tools/showcase.py --bench=$B/bench --package="$W/$MODEL.tpkg" --checkpoint="$W/$MODEL" \
+  --floor_json="$OUT/floor.json" --out_dir="$OUT/$MODEL" "${llamacpp[@]}" ${SHOWCASE_FLAGS:-}
