@@ -18,6 +18,10 @@ and the kernels each peer launches per token (torch.profiler).
 The floor at context C = (weight bytes read per token + K/V bytes at C) / the best measured
 streaming read (tests/bench/floor). Writes results.json (every number and its conditions),
 results.md (the table) and latency.png (matplotlib) to --out_dir.
+
+  python3 py/tools/showcase.py --redraw=DIR/results.json
+rewrites DIR/results.md and DIR/latency.png from a results.json (e.g. one whose phases came
+from two calls and were merged by hand); nothing is measured.
 """
 import datetime
 import json
@@ -49,6 +53,7 @@ flags.DEFINE_float("timeout_s", 500, "Longest wait for one answer of a runtime (
                    "call's 600 s, so that a stuck runtime is reported, not cut off).")
 flags.DEFINE_string("llama_bench", None, "llama.cpp's llama-bench (runtime llamacpp).")
 flags.DEFINE_string("llamacpp_gguf", None, "The model as GGUF for llama.cpp (py/tools/gguf_export.py).")
+flags.DEFINE_string("redraw", None, "Only rewrite results.md and latency.png beside this results.json.")
 
 # Two-sided 95% Student t quantiles by degrees of freedom (standard tables); --blocks <= 31.
 T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
@@ -182,9 +187,10 @@ def table(results):
     lines.append("| runtime | generation tokens/s | ms/token | same tokens as TileInfer | kernels/token |")
     lines.append("|---|---|---|---|---|")
     for n in names:
-        g = results["generation"][n]
-        lines.append(f"| {n} | {g['tokens_per_s']:.1f} | {g['ms_per_token']:.3f} | "
-                     f"{g['same_as_tileinfer']} | {results['kernels'].get(n, '-')} |")
+        g = results["generation"].get(n)  # absent when the run stopped before this phase
+        gen = (f"{g['tokens_per_s']:.1f} | {g['ms_per_token']:.3f} | {g['same_as_tileinfer']}" if g
+               else "not measured | - | -")
+        lines.append(f"| {n} | {gen} | {results['kernels'].get(n, 'not measured')} |")
     return "\n".join(lines) + "\n"
 
 
@@ -206,15 +212,35 @@ def figure(results, path):
     ax.set_yscale("log")
     ax.set_xlabel("context (positions)")
     ax.set_ylabel("ms per token (median), logits ready")
-    ax.set_title(f"{os.path.basename(FLAGS.package)}: latency against context (labels: floor / time)")
+    package = os.path.basename(results["conditions"]["package"])
+    ax.set_title(f"{package}: latency against context (labels: floor / time)")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
 
+def write_outputs(results, out_dir):
+    """results.md and latency.png (the latter skipped without matplotlib) into out_dir."""
+    md = table(results)
+    with open(os.path.join(out_dir, "results.md"), "w") as f:
+        f.write(md)
+    print(md)
+    try:
+        figure(results, os.path.join(out_dir, "latency.png"))
+    except ImportError:
+        print("latency.png skipped: matplotlib is not installed", file=sys.stderr)
+
+
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    if FLAGS.redraw:
+        with open(FLAGS.redraw) as f:
+            write_outputs(json.load(f), os.path.dirname(os.path.abspath(FLAGS.redraw)))
+        return
+    missing = [n for n in ("bench", "package", "checkpoint", "floor_json", "out_dir") if not getattr(FLAGS, n)]
+    if missing:
+        raise app.UsageError(f"missing flags: {', '.join('--' + n for n in missing)} (or --redraw)")
     if FLAGS.runtimes[0] != "tileinfer":
         raise app.UsageError("--runtimes must start with tileinfer (the reference of the differences)")
     if not 2 <= FLAGS.blocks <= 31:
@@ -288,16 +314,8 @@ def main(argv):
     finally:
         for rt in runtimes.values():
             rt.close()
-    md = table(results)
-    with open(os.path.join(FLAGS.out_dir, "results.md"), "w") as f:
-        f.write(md)
-    print(md)
-    try:
-        figure(results, os.path.join(FLAGS.out_dir, "latency.png"))
-    except ImportError:
-        print("latency.png skipped: matplotlib is not installed", file=sys.stderr)
+    write_outputs(results, FLAGS.out_dir)
 
 
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["bench", "package", "checkpoint", "floor_json", "out_dir"])
     app.run(main)

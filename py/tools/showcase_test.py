@@ -43,5 +43,12 @@ def test_table_lists_every_runtime_and_context():
     assert "| peer | 450.0 | 2.220 | False | 787 |" in text
 
 
+def test_table_marks_phases_a_run_did_not_reach():
+    row = {"floor_ms": 0.5, "window": [1, 16], "tileinfer": {"median_ms": 1.0, "floor_ratio": 0.5}}
+    results = {"runtimes": ["tileinfer"], "contexts": [1], "latency": {"1": row}, "generation": {},
+               "kernels": {}}
+    assert "| tileinfer | not measured | - | - | not measured |" in showcase.table(results)
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))

@@ -46,15 +46,17 @@ if [ -x $L/build/bin/llama-bench ]; then
   llamacpp=(--runtimes=tileinfer,torch_compile,llamacpp,torch_graph,hf_eager --llama_bench=$L/build/bin/llama-bench
             --llamacpp_gguf="$W/$MODEL.gguf")
 fi
-# The trace first (short), so that a showcase cut by the call's limit still leaves it.
-$B/gpu_check --package="$W/$MODEL.tpkg" --contexts=1 --cpu_contexts=1 --runs=0 --sampling_checks=0 \
-  --trace_out="$W/trace_$MODEL" --trace_contexts=32,4064 | grep -E "trace|FAIL"
-best=$(python3 -c "import json; print(json.load(open('$OUT/floor.json'))['best_gbps'])")
-for c in 32 4064; do
-  gzip -c "$W/trace_${MODEL}_$c.json" > "$OUT/$MODEL/trace_$c.json.gz"
-  python3 py/tools/trace_report.py --trace="$W/trace_${MODEL}_$c.json" --bandwidth_gbps="$best" \
-    --png="$OUT/$MODEL/timeline_$c.png" > "$OUT/$MODEL/report_$c.txt"
-  tail -1 "$OUT/$MODEL/report_$c.txt"
-done
+# The trace first (short), so that a showcase cut by the call's limit still leaves it. SHOWCASE_TRACE=0 skips it.
+if [ "${SHOWCASE_TRACE:-1}" != 0 ]; then
+  $B/gpu_check --package="$W/$MODEL.tpkg" --contexts=1 --cpu_contexts=1 --runs=0 --sampling_checks=0 \
+    --trace_out="$W/trace_$MODEL" --trace_contexts=32,4064 | grep -E "trace|FAIL"
+  best=$(python3 -c "import json; print(json.load(open('$OUT/floor.json'))['best_gbps'])")
+  for c in 32 4064; do
+    gzip -c "$W/trace_${MODEL}_$c.json" > "$OUT/$MODEL/trace_$c.json.gz"
+    python3 py/tools/trace_report.py --trace="$W/trace_${MODEL}_$c.json" --bandwidth_gbps="$best" \
+      --png="$OUT/$MODEL/timeline_$c.png" > "$OUT/$MODEL/report_$c.txt"
+    tail -1 "$OUT/$MODEL/report_$c.txt"
+  done
+fi
 python3 py/tools/showcase.py --bench=$B/bench --package="$W/$MODEL.tpkg" --checkpoint="$W/$MODEL" \
   --floor_json="$OUT/floor.json" --out_dir="$OUT/$MODEL" "${llamacpp[@]}" ${SHOWCASE_FLAGS:-}
