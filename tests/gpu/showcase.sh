@@ -8,8 +8,8 @@
 # timeline_*.png (py/tools/trace_report.py). Copy $OUT to results/DATE-GPU-showcase/.
 #   bash tests/gpu/showcase.sh build_llamacpp   builds llama-bench (CUDA, sm_90, static ggml,
 #     ~5.5 min) from .gpu/llamacpp_src.tgz (tests/gpu/prepare_llamacpp.sh) into /tmp/llamacpp
-#     and packs it as $OUT/llamacpp_bin.tar.xz: copy that to .gpu/ here and carry it, so that
-#     later calls (on any machine of the same image) skip the build. With llama-bench there,
+#     and packs it as $OUT/llamacpp_bin.part_a? (42 MB in three parts): copy those to .gpu/
+#     here and carry them, so that later calls (same machine image) skip the build. With llama-bench there,
 #     showcase calls add llama.cpp (BF16 GGUF from py/tools/gguf_export.py, which needs
 #     .gpu/wheels/gguf-*.whl carried too).
 set -euo pipefail
@@ -28,13 +28,14 @@ if [ "$MODEL" = build_llamacpp ]; then
   cmake --build $L/build --target llama-bench -j"${LLAMACPP_JOBS:-$(nproc)}" > $L/build.log 2>&1 \
     || { tail -20 $L/build.log; exit 1; }
   mkdir -p "$OUT" && strip $L/build/bin/llama-bench
-  tar -C $L/build -cJf "$OUT/llamacpp_bin.tar.xz" bin/llama-bench
+  tar -C $L/build -cJf $L/llamacpp_bin.tar.xz bin/llama-bench
+  split -b 15000000 $L/llamacpp_bin.tar.xz "$OUT/llamacpp_bin.part_"  # files come back <= 16 MiB
   ldd $L/build/bin/llama-bench | grep -E "cublas|cudart|not found" || true
-  ls -la $L/build/bin/llama-bench "$OUT/llamacpp_bin.tar.xz"
+  ls -la $L/build/bin/llama-bench "$OUT"/llamacpp_bin.part_*
   exit 0
 fi
-[ -x $L/build/bin/llama-bench ] || [ ! -f .gpu/llamacpp_bin.tar.xz ] \
-  || { mkdir -p $L/build && tar -C $L/build -xJf .gpu/llamacpp_bin.tar.xz; }  # a carried build
+[ -x $L/build/bin/llama-bench ] || [ ! -f .gpu/llamacpp_bin.part_aa ] \
+  || { mkdir -p $L/build && cat .gpu/llamacpp_bin.part_a? | tar -C $L/build -xJ; }  # a carried build
 mkdir -p "$OUT/$MODEL" "$W"
 $B/probe > "$W/target.json"
 [ -s "$OUT/floor.json" ] || $B/floor > "$OUT/floor.json"
