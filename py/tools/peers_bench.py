@@ -151,7 +151,7 @@ class GraphRunner:
 
     def _state(self, cache_len):
         if not 1 <= cache_len <= self.max_len:
-            raise ValueError(f"cache length {cache_len} is outside 1..{self.max_len} (--max_len)")
+            raise ValueError(f"cache length {cache_len} is outside 1..{self.max_len}, the K/V cache's length")
         k, v, rows, cos, sin = self.cache
         state = ([x[:, :cache_len] for x in k], [x[:, :cache_len] for x in v], rows[:cache_len],
                  cos[:cache_len], sin[:cache_len])
@@ -329,7 +329,8 @@ def main(argv):
         kernels_fn = lambda: count_kernels(lambda: runner._forward([tokens[0]], runner.cache_cls()))  # noqa: E731
     else:
         inv_freq = inv_freq_table(c.head_dim, c.rope_theta, c.rope_scaling)
-        runner = GraphRunner(ck, FLAGS.device, FLAGS.runtime == "torch_compile", inv_freq)
+        runner = GraphRunner(ck, FLAGS.device, FLAGS.runtime == "torch_compile", inv_freq,
+                             max_len=len(tokens))
 
         def kernels_fn():
             entry = runner._build(64)

@@ -74,7 +74,7 @@ def test_compiled_step_one_compilation_for_every_cache_length(ck):
     got = runner.generate([1, 5, 7], 4)[0]
     assert got == numpy_llama.NumpyLlama(c, ck.weights).greedy([1, 5, 7], 4)
     assert counters["stats"]["unique_graphs"] == 1, dict(counters["stats"])
-    with pytest.raises(ValueError, match="outside 1..40"):
+    with pytest.raises(ValueError, match="outside 1..40, the K/V cache"):
         runner.context(41, 1, tokens + [0])
 
 

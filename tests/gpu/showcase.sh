@@ -9,9 +9,9 @@
 #   bash tests/gpu/showcase.sh build_llamacpp   builds llama-bench (CUDA, sm_90, static ggml,
 #     ~5.5 min) from .gpu/llamacpp_src.tgz (tests/gpu/prepare_llamacpp.sh) into /tmp/llamacpp
 #     and packs it as $OUT/llamacpp_bin.part_a? (42 MB in three parts): copy those to .gpu/
-#     here and carry them, so that later calls (same machine image) skip the build. With llama-bench there,
-#     showcase calls add llama.cpp (BF16 GGUF from py/tools/gguf_export.py, which needs
-#     .gpu/wheels/gguf-*.whl carried too).
+#     here and carry them, so that later calls (same machine image) skip the build. With
+#     llama-bench there, showcase calls add llama.cpp (BF16 GGUF from py/tools/gguf_export.py,
+#     which needs .gpu/wheels/gguf-*.whl carried too).
 set -euo pipefail
 MODEL=${1:?usage: showcase.sh llama1b_shape|smollm2_shape|build_llamacpp}
 OUT=${OUT:-/tmp/gpu_out}
