@@ -17,10 +17,11 @@ and the kernels each peer launches per token (torch.profiler).
 
 The floor at context C = (weight bytes read per token + K/V bytes at C) / the best measured
 streaming read (tests/bench/floor). Writes results.json (every number and its conditions),
-results.md (the table) and latency.png (matplotlib) to --out_dir.
+results.md (the table), latency.png and bandwidth.png (the floor against active SMs;
+matplotlib) to --out_dir.
 
   python3 py/tools/showcase.py --redraw=DIR/results.json
-rewrites DIR/results.md and DIR/latency.png from a results.json (e.g. one whose phases came
+rewrites DIR/results.md and the figures from a results.json (e.g. one whose phases came
 from two calls and were merged by hand); nothing is measured.
 """
 import datetime
@@ -53,7 +54,7 @@ flags.DEFINE_float("timeout_s", 500, "Longest wait for one answer of a runtime (
                    "call's 600 s, so that a stuck runtime is reported, not cut off).")
 flags.DEFINE_string("llama_bench", None, "llama.cpp's llama-bench (runtime llamacpp).")
 flags.DEFINE_string("llamacpp_gguf", None, "The model as GGUF for llama.cpp (py/tools/gguf_export.py).")
-flags.DEFINE_string("redraw", None, "Only rewrite results.md and latency.png beside this results.json.")
+flags.DEFINE_string("redraw", None, "Only rewrite results.md and the figures beside this results.json.")
 
 # Two-sided 95% Student t quantiles by degrees of freedom (standard tables); --blocks <= 31.
 T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
@@ -219,16 +220,46 @@ def figure(results, path):
     fig.savefig(path, dpi=110)
 
 
+def bandwidth_figure(floor, path):
+    """The floor's streaming read: GB/s against active SMs (with linear scaling from one SM),
+    and GB/s per launch shape (tests/bench/floor's JSON)."""
+    import matplotlib  # pylint: disable=import-outside-toplevel
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 4.5))
+    sms = [r["sms"] for r in floor["by_active_sms"]]
+    gbps = [r["gbps"] for r in floor["by_active_sms"]]
+    ax.plot(sms, gbps, "o-", label="measured")
+    ax.plot(sms, [gbps[0] * n / sms[0] for n in sms], "k:", label="linear from the first point")
+    ax.axhline(floor["best_gbps"], color="gray", linestyle="--", label=f"best {floor['best_gbps']:.0f} GB/s")
+    ax.set_xscale("log", base=2)
+    ax.set_ylim(0, floor["best_gbps"] * 1.15)
+    ax.set_xlabel("active SMs (one block each)")
+    ax.set_ylabel("GB/s")
+    ax.set_title(f"{floor['gpu']}: streaming read of {floor['bytes'] / 1e9:.2f} GB")
+    ax.legend(fontsize=8)
+    labels = [f"{r['blocks_per_sm']}x{r['threads']}" for r in floor["shapes"]]
+    bx.bar(labels, [r["gbps"] for r in floor["shapes"]])
+    bx.set_xlabel("blocks per SM x threads per block")
+    bx.set_ylabel("GB/s")
+    bx.tick_params(axis="x", labelrotation=45)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
 def write_outputs(results, out_dir):
-    """results.md and latency.png (the latter skipped without matplotlib) into out_dir."""
+    """results.md, latency.png and (with the floor's data) bandwidth.png into out_dir; the
+    figures are skipped without matplotlib."""
     md = table(results)
     with open(os.path.join(out_dir, "results.md"), "w") as f:
         f.write(md)
     print(md)
     try:
         figure(results, os.path.join(out_dir, "latency.png"))
+        if "floor" in results:
+            bandwidth_figure(results["floor"], os.path.join(out_dir, "bandwidth.png"))
     except ImportError:
-        print("latency.png skipped: matplotlib is not installed", file=sys.stderr)
+        print("figures skipped: matplotlib is not installed", file=sys.stderr)
 
 
 def main(argv):
@@ -249,9 +280,10 @@ def main(argv):
     with open(os.path.join(FLAGS.checkpoint, "config.json")) as f:
         weights, kv = stream_bytes(json.load(f))
     with open(FLAGS.floor_json) as f:
-        gbps = float(json.load(f)["best_gbps"])
+        floor = json.load(f)
+    gbps = float(floor["best_gbps"])
     os.makedirs(FLAGS.out_dir, exist_ok=True)
-    results = {"conditions": conditions(), "floor_gbps": gbps, "weight_bytes": weights,
+    results = {"conditions": conditions(), "floor_gbps": gbps, "floor": floor, "weight_bytes": weights,
                "kv_bytes_per_position": kv, "contexts": contexts, "runtimes": list(FLAGS.runtimes),
                "latency": {}, "generation": {}, "kernels": {}}
 

@@ -1,6 +1,7 @@
 """Where one token's time goes, from a worker trace (`gpu_check --trace_out`).
 
 Usage: python3 py/tools/trace_report.py --trace=T.json[.gz] [--bandwidth_gbps=4540] [--png=OUT.png]
+           [--balance_png=OUT.png]
 
 The trace holds, for one step, every task's begin and end and every worker's arrival at and
 exit from each grid barrier (%globaltimer, ns). Per wave:
@@ -11,8 +12,9 @@ exit from each grid barrier (%globaltimer, ns). Per wave:
   ideal    = the wave's bytes (weights, or K/V for ATTENTION) / bandwidth (the floor).
 The token's time splits into: ideal streaming, weight waves above their ideal ("GEMV below the
 roofline"), attention above its ideal, barriers, and the rest (EMBED, FFN_REDUCE).
-Prints a table per wave kind and the split; --png draws a per-worker timeline and the split
-(needs matplotlib).
+Prints a table per wave kind and the split; --png draws a per-worker timeline and the split;
+--balance_png draws the plan's balance: bytes each worker streams in each wave, and per wave
+the busiest worker's bytes over the mean (needs matplotlib).
 """
 import collections
 import gzip
@@ -27,6 +29,7 @@ flags.DEFINE_string("trace", None, "Trace JSON from gpu_check --trace_out (.gz a
 flags.DEFINE_float("bandwidth_gbps", 4540.5, "Streaming bandwidth for the ideal time (GB/s; the "
                    "measured floor, results/*/floor.json best_gbps).")
 flags.DEFINE_string("png", None, "Write the timeline and the split here (matplotlib).")
+flags.DEFINE_string("balance_png", None, "Write bytes per worker per wave here (matplotlib).")
 
 OPCODES = {1: "EMBED", 2: "QKV (RMSNORM_GEMV)", 3: "ATTENTION", 4: "ATTN_OUT", 5: "FFN",
            6: "FFN_REDUCE", 7: "LM_HEAD"}
@@ -133,6 +136,40 @@ def report(trace, rows, split):
     return "\n".join(out)
 
 
+def balance(trace):
+    """Bytes per worker per wave, (waves, workers) nested lists, and per wave max / mean
+    (1.0 = every worker streams the same bytes; 0 for waves that stream nothing)."""
+    grid = [[0] * trace["workers"] for _ in range(trace["waves"])]
+    for t in trace["tasks"]:
+        grid[t[1]][t[0]] += task_bytes(trace, t)
+    ratio = []
+    for row in grid:
+        mean = sum(row) / len(row)
+        ratio.append(max(row) / mean if mean else 0.0)
+    return grid, ratio
+
+
+def draw_balance(trace, path):
+    """Heat map of bytes per worker per wave, and the busiest worker over the mean per wave."""
+    import matplotlib  # pylint: disable=import-outside-toplevel
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
+    grid, ratio = balance(trace)
+    fig, (ax, bx) = plt.subplots(2, 1, figsize=(14, 8), sharex=True,
+                                 gridspec_kw={"height_ratios": [3, 1]})
+    image = ax.imshow([[b / 1024 for b in col] for col in zip(*grid)], aspect="auto",
+                      interpolation="nearest", cmap="viridis", origin="lower")
+    fig.colorbar(image, ax=ax, label="KB streamed (weights, or K/V for attention)")
+    ax.set_ylabel("worker")
+    ax.set_title(f"plan balance at context {trace['context']}: bytes per worker per wave")
+    bx.plot(range(len(ratio)), ratio, "k.-")
+    bx.axhline(1.0, color="gray", linewidth=0.5)
+    bx.set_ylabel("max / mean")
+    bx.set_xlabel("wave")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
 def draw(trace, rows, split, path):
     """Per-worker timeline of the step and the split as one stacked bar."""
     import matplotlib  # pylint: disable=import-outside-toplevel
@@ -171,12 +208,14 @@ def main(argv):
     trace = load(FLAGS.trace)
     rows, split = analyse(trace, FLAGS.bandwidth_gbps)
     print(report(trace, rows, split))
-    if FLAGS.png:
-        try:
-            draw(trace, rows, split, FLAGS.png)
-        except ImportError:
-            sys.exit("--png needs matplotlib: pip install matplotlib")
-        print(f"wrote {FLAGS.png}")
+    for path, fn in ((FLAGS.png, lambda p: draw(trace, rows, split, p)),
+                     (FLAGS.balance_png, lambda p: draw_balance(trace, p))):
+        if path:
+            try:
+                fn(path)
+            except ImportError:
+                sys.exit("--png and --balance_png need matplotlib: pip install matplotlib")
+            print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -54,6 +54,13 @@ def test_split_of_a_known_trace(tmp_path):
     assert "LM_HEAD" in text and "token:" in text
 
 
+def test_balance_of_a_known_trace():
+    grid, ratio = trace_report.balance(make_trace())
+    # Wave 1: each worker 2 rows x hidden 4 x 2 bytes; wave 2: 5 rows each (LM_HEAD).
+    assert grid[1] == [16, 16] and grid[2] == [40, 40] and ratio[1] == 1.0
+    assert grid[0] == [8, 0] and ratio[0] == 2.0  # EMBED on worker 0 alone: 8 bytes
+
+
 def test_empty_trace_is_refused(tmp_path):
     trace = make_trace()
     for t in trace["tasks"]:
