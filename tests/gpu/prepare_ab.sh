@@ -12,15 +12,14 @@ B=${2:?usage: prepare_ab.sh REF_A REF_B}
 root=$(pwd)
 tmp=$(mktemp -d)
 trap 'for w in "$tmp"/a "$tmp"/b; do [ -d "$w" ] && git -C "$root" worktree remove --force "$w"; done; rm -rf "$tmp"' EXIT
-mkdir -p .gpu
+mkdir -p .gpu "$tmp/pack"
 for side in a b; do
-  ref=$A; [ $side = b ] && ref=$B
+  ref=$A; packed=a; [ $side = b ] && ref=$B && packed=bin
   git worktree add -q --detach "$tmp/$side" "$ref"
   (cd "$tmp/$side" && bash tests/gpu/prepare.sh > "$tmp/$side.log" 2>&1) || { tail -20 "$tmp/$side.log"; exit 1; }
-  rm -rf "$tmp/out_$side" && cp -r "$tmp/$side/.gpu/bin" "$tmp/out_$side"
+  cp -r "$tmp/$side/.gpu/bin" "$tmp/pack/$packed"
   (cd "$tmp/$side" && bazel shutdown >/dev/null 2>&1 || true)
-  echo "$side = $ref ($(git rev-parse --short "$ref")): $(grep -E 'registers' "$tmp/out_$side/worker_kernel_worker.ptxas.txt" | tail -1)"
+  echo "$packed = $ref ($(git rev-parse --short "$ref")): $(grep -E 'registers' "$tmp/pack/$packed/worker_kernel_worker.ptxas.txt" | tail -1)"
 done
-rm -rf "$tmp/pack" && mkdir -p "$tmp/pack" && mv "$tmp/out_a" "$tmp/pack/a" && mv "$tmp/out_b" "$tmp/pack/bin"
 rm -f .gpu/ab.tar.xz && tar -C "$tmp/pack" -cJf .gpu/ab.tar.xz a bin
 echo "wrote .gpu/ab.tar.xz ($(du -h .gpu/ab.tar.xz | cut -f1)): a = $A, bin = $B"
