@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
     for (int w = 0; w < p.n_waves; ++w) {
       const bool skip = w == p.lm_head_wave && !logits;  // uniform over the grid
       for (; i < last; ++i) {
-        const format::TaskRecord t = p.tasks[p.worker_tasks[i]];  // one copy into registers
+        const format::TaskRecord t = p.tasks[i];  // one copy into registers
         if (static_cast<int>(t.wave) != w) break;
         if (skip) continue;
         uint64_t task_staged = 0;
@@ -110,7 +110,7 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
         const uint32_t next = i < last ? i : first;
         if (p.stage_bytes > 0 && staged_for != next) {  // stage the next task's weights
           WaitStaged();  // the buffer is free: no copy in flight, no task reading it
-          staged = StageTask(RangesOf(p.tasks[p.worker_tasks[next]], p), stage, p.stage_bytes);
+          staged = StageTask(RangesOf(p.tasks[next], p), stage, p.stage_bytes);
           staged_for = next;
         }
         if (recorder && !cancel_published) p.cancel_seen[s & 1] = cancel_now;
@@ -198,11 +198,13 @@ std::string SampleRowOnDevice(const std::vector<float>& logits, float temperatur
   return err;
 }
 
-size_t WorkerSharedBytes(int hidden, int q_dim, int head_dim, int group, int max_task_rows) {
+size_t WorkerSharedBytes(int hidden, int q_dim, int head_dim, int group, int max_task_rows, int heads,
+                         int max_chunks) {
   const size_t attention = static_cast<size_t>(group) * head_dim +
                            static_cast<size_t>(device::kWarps) * group * (head_dim + 2);
   const size_t floats = std::max({static_cast<size_t>(hidden) + max_task_rows,
-                                  static_cast<size_t>(q_dim), attention,
+                                  static_cast<size_t>(q_dim) + 2 * static_cast<size_t>(heads) * max_chunks,  // ATTN_OUT
+                                  attention,
                                   static_cast<size_t>(device::kThreads),  // FFN_REDUCE
                                   (sizeof(device::SampleShared) + sizeof(float) - 1) / sizeof(float)});
   return floats * sizeof(float);

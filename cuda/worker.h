@@ -41,9 +41,10 @@ inline constexpr uint64_t StreamSlot(int n, int32_t token) {
 
 struct WorkerParams {
   // Plan (device copies of the package records).
+  // Task list entry i is tasks[i]: the plan's records grouped by worker, in wave order
+  // (copies, so that a worker reads its next task with one load, not an index first).
   const format::TaskRecord* tasks;
-  const uint32_t* worker_tasks;       // task indices, grouped by worker, in wave order
-  const uint32_t* worker_task_begin;  // workers + 1 offsets into worker_tasks
+  const uint32_t* worker_task_begin;  // workers + 1 offsets into tasks
   int n_waves;
   int lm_head_wave;                   // skipped on steps whose logits nobody reads
 
@@ -110,8 +111,10 @@ struct WorkerParams {
 };
 
 // Dynamic shared memory (bytes) the worker needs for this model and plan; `max_task_rows`
-// is the most FFN rows of one task.
-size_t WorkerSharedBytes(int hidden, int q_dim, int head_dim, int group, int max_task_rows);
+// is the most FFN rows of one task, `max_chunks` the most attention chunks per head
+// (ATTN_OUT param1).
+size_t WorkerSharedBytes(int hidden, int q_dim, int head_dim, int group, int max_task_rows, int heads,
+                         int max_chunks);
 
 // Occupancy of the compiled kernel: blocks per SM for `shared_bytes`, registers per thread,
 // local (spill) bytes per thread. Returns a CUDA error string, empty on success.

@@ -86,8 +86,9 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   // Per-worker task lists (tasks are sorted by wave, then worker).
   const auto tasks = pkg.tasks();
   std::vector<uint32_t> begin(p.workers + 1, 0), order;
-  int max_ffn_rows = 0;
+  int max_ffn_rows = 0, max_chunks = 1;
   for (const auto& t : tasks) {
+    if (t.opcode == static_cast<uint16_t>(format::Opcode::ATTN_OUT)) max_chunks = std::max<int>(max_chunks, t.param1);
     ++begin[t.worker + 1];
     if (t.opcode == static_cast<uint16_t>(format::Opcode::FFN)) {
       max_ffn_rows = std::max<int>(max_ffn_rows, t.row_end - t.row_begin);
@@ -103,7 +104,7 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   const std::string static_err = WorkerStaticSharedBytes(&static_bytes);
   if (!static_err.empty()) throw Error(static_err);
   const size_t dynamic_limit = prop.sharedMemPerBlockOptin - std::min(static_bytes, prop.sharedMemPerBlockOptin);
-  const size_t work_bytes = (WorkerSharedBytes(m.hidden, m.q_dim(), m.head_dim, group, max_ffn_rows) + 15) & ~size_t{15};
+  const size_t work_bytes = (WorkerSharedBytes(m.hidden, m.q_dim(), m.head_dim, group, max_ffn_rows, m.heads, max_chunks) + 15) & ~size_t{15};
   if (work_bytes > dynamic_limit) {
     throw Error("the worker needs " + std::to_string(work_bytes) + " bytes of dynamic shared memory, " +
                 device_name_ + " offers " + std::to_string(dynamic_limit) +
@@ -139,8 +140,9 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
     CUDA_CHECK(cudaMemcpy(d, data, bytes, cudaMemcpyHostToDevice));
     return d;
   };
-  params_.tasks = static_cast<const format::TaskRecord*>(upload(tasks.data, tasks.size * sizeof(format::TaskRecord), "the tasks"));
-  params_.worker_tasks = static_cast<const uint32_t*>(upload(order.data(), order.size() * 4, "the task lists"));
+  std::vector<format::TaskRecord> listed(order.size());
+  for (size_t i = 0; i < order.size(); ++i) listed[i] = tasks[order[i]];
+  params_.tasks = static_cast<const format::TaskRecord*>(upload(listed.data(), listed.size() * sizeof(format::TaskRecord), "the task lists"));
   task_order_ = order;
   params_.trace_entries = static_cast<int>(order.size());
   params_.worker_task_begin = static_cast<const uint32_t*>(upload(begin.data(), begin.size() * 4, "the task lists"));
