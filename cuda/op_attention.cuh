@@ -110,23 +110,11 @@ __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const S
     }
   }
   __syncthreads();
-  // Merge the warps' states, warps in index order: per head, m* = max_w m_w and each warp's
-  // weight e^(m_w - m*) (0 for a warp that saw no position) once, in shared memory.
-  float* wts = state + kWarps * group * stride;  // (group, kWarps) weights, then (group) m*
-  for (int h = threadIdx.x; h < group; h += kThreads) {
-    float mx = -INFINITY;
-    for (int w = 0; w < kWarps; ++w) mx = fmaxf(mx, state[(w * group + h) * stride + HD]);
-    for (int w = 0; w < kWarps; ++w) {
-      const float* s = state + (w * group + h) * stride;
-      wts[h * kWarps + w] = s[HD + 1] == 0.0f ? 0.0f : expf(s[HD] - mx);
-    }
-    wts[group * kWarps + h] = mx;
-  }
-  __syncthreads();
   float* out = c.F32(t.out_buf) + (static_cast<size_t>(chunk) * p.heads + kv * group) * stride;
   for (int i = threadIdx.x; i < group * stride; i += kThreads) {
     const int h = i / stride, d = i % stride;
-    const float mx = wts[group * kWarps + h];
+    float mx = -INFINITY;
+    for (int w = 0; w < kWarps; ++w) mx = fmaxf(mx, state[(w * group + h) * stride + HD]);
     float value;
     if (mx == -INFINITY) {  // an empty chunk
       value = d == HD ? -INFINITY : 0.0f;
@@ -135,8 +123,9 @@ __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const S
     } else {
       value = 0;
       for (int w = 0; w < kWarps; ++w) {
-        const float e = wts[h * kWarps + w];
-        if (e != 0.0f) value += state[(w * group + h) * stride + d] * e;
+        const float* s = state + (w * group + h) * stride;
+        if (s[HD + 1] == 0.0f) continue;  // this warp saw no position
+        value += s[d] * expf(s[HD] - mx);
       }
     }
     out[i] = value;

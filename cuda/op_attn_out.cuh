@@ -3,8 +3,7 @@
 //   x1[r] = x0[r] + sum_k Wo[r,k] * o[k]     Wo: (H, Q) bf16, r in [row_begin, row_end)
 // Every task merges all heads itself (Q floats from L2) rather than waiting for a merge wave.
 // Chunks are added in index order; empty chunks (m = -inf, l = 0) contribute nothing and
-// are skipped without being read. The merge is three phases (chunk states, per-head
-// weights, weighted sum) so that each phase's loads are in flight together.
+// are skipped without being read.
 #pragma once
 #include "cuda/common.cuh"
 
@@ -13,7 +12,7 @@ namespace device {
 
 __device__ __forceinline__ void OpAttnOut(const format::TaskRecord& t, const StepContext& c) {
   const WorkerParams& p = c.p;
-  const int HD = p.head_dim, NH = p.heads, Q = NH * HD, stride = HD + 2;
+  const int HD = p.head_dim, Q = p.heads * HD, stride = HD + 2;
   const int n_chunks = static_cast<int>(t.param1);
   const float* part = c.F32(t.in_buf);
   // Chunks that hold no position (all but the last below min_chunk positions) are skipped:
@@ -21,59 +20,20 @@ __device__ __forceinline__ void OpAttnOut(const format::TaskRecord& t, const Ste
   const int ctx = c.pos + 1;
   const int span = max((ctx + n_chunks - 1) / n_chunks, p.attention_min_chunk);
   const int first = max(0, n_chunks - (ctx + span - 1) / span);
-  const int nc = n_chunks - first;  // >= 1
-  float* attn = c.smem;             // Q floats
-  float* wgt = attn + Q;            // (NH, nc): m_c, then e^(m_c - m*)
-  float* lc = wgt + NH * nc;        // (NH, nc): l_c; then [h * nc] = sum_c l_c e^(m_c - m*)
-  // 1. m and l of every (head, non-empty chunk), all loads at once.
-  for (int idx = threadIdx.x; idx < NH * nc; idx += kThreads) {
-    const float* pc = part + (static_cast<size_t>(first + idx % nc) * NH + idx / nc) * stride;
-    wgt[idx] = pc[HD];
-    lc[idx] = pc[HD + 1];
-  }
-  __syncthreads();
-  // 2. Per head: m* and each chunk's weight; the denominator, chunks in order.
-  for (int h = threadIdx.x; h < NH; h += kThreads) {
+  float* attn = c.smem;
+  for (int i = threadIdx.x; i < Q; i += kThreads) {
+    const int h = i / HD, d = i % HD;
     float mx = -INFINITY;
-    for (int k = 0; k < nc; ++k) mx = fmaxf(mx, wgt[h * nc + k]);
-    float l = 0;
-    for (int k = 0; k < nc; ++k) {
-      const float e = expf(wgt[h * nc + k] - mx);
-      wgt[h * nc + k] = e;
-      l += lc[h * nc + k] * e;
+    for (int ch = first; ch < n_chunks; ++ch) mx = fmaxf(mx, part[(static_cast<size_t>(ch) * p.heads + h) * stride + HD]);
+    float l = 0, o = 0;
+#pragma unroll 4
+    for (int ch = first; ch < n_chunks; ++ch) {
+      const float* pc = part + (static_cast<size_t>(ch) * p.heads + h) * stride;
+      const float wgt = expf(pc[HD] - mx);
+      l += pc[HD + 1] * wgt;
+      o += pc[d] * wgt;
     }
-    lc[h * nc] = l;
-  }
-  __syncthreads();
-  // 3. o = sum_c o_c e_c / l, chunks in order; a thread's kE elements x kC chunks of loads
-  // are issued together.
-  constexpr int kE = 4, kC = 4;
-  for (int base = threadIdx.x; base < Q; base += kE * kThreads) {
-    float o[kE] = {};
-    for (int k = 0; k < nc; k += kC) {
-      float v[kE][kC];
-#pragma unroll
-      for (int u = 0; u < kE; ++u) {
-        const int i = base + u * kThreads;
-#pragma unroll
-        for (int q = 0; q < kC; ++q) {
-          v[u][q] = i < Q && k + q < nc ? part[(static_cast<size_t>(first + k + q) * NH + i / HD) * stride + i % HD] : 0.0f;
-        }
-      }
-#pragma unroll
-      for (int u = 0; u < kE; ++u) {
-        const int i = base + u * kThreads;
-#pragma unroll
-        for (int q = 0; q < kC; ++q) {
-          if (i < Q && k + q < nc) o[u] += v[u][q] * wgt[(i / HD) * nc + k + q];
-        }
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < kE; ++u) {
-      const int i = base + u * kThreads;
-      if (i < Q) attn[i] = o[u] / lc[(i / HD) * nc];
-    }
+    attn[i] = o / l;
   }
   __syncthreads();
   const float* resid = c.F32(t.aux_buf);
