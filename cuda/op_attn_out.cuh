@@ -3,7 +3,9 @@
 //   x1[r] = x0[r] + sum_k Wo[r,k] * o[k]     Wo: (H, Q) bf16, r in [row_begin, row_end)
 // Every task merges all heads itself (Q floats from L2) rather than waiting for a merge wave.
 // Chunks are added in index order; empty chunks (m = -inf, l = 0) contribute nothing and
-// are skipped without being read.
+// are skipped without being read. The merge runs in three phases (every chunk's m and l;
+// the per-head weights; the weighted sums), so that each phase's loads are in flight
+// together rather than one dependent round trip per element and chunk.
 #pragma once
 #include "cuda/common.cuh"
 

@@ -199,11 +199,11 @@ std::string SampleRowOnDevice(const std::vector<float>& logits, float temperatur
 }
 
 size_t WorkerSharedBytes(int hidden, int q_dim, int head_dim, int group, int max_task_rows, int heads,
-                         int max_chunks) {
+                         int chunks) {
   const size_t attention = static_cast<size_t>(group) * head_dim +
                            static_cast<size_t>(device::kWarps) * group * (head_dim + 2);
   const size_t floats = std::max({static_cast<size_t>(hidden) + max_task_rows,
-                                  static_cast<size_t>(q_dim) + 2 * static_cast<size_t>(heads) * max_chunks,  // ATTN_OUT
+                                  static_cast<size_t>(q_dim) + 2 * static_cast<size_t>(heads) * chunks,  // ATTN_OUT
                                   attention,
                                   static_cast<size_t>(device::kThreads),  // FFN_REDUCE
                                   (sizeof(device::SampleShared) + sizeof(float) - 1) / sizeof(float)});

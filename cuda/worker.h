@@ -111,10 +111,10 @@ struct WorkerParams {
 };
 
 // Dynamic shared memory (bytes) the worker needs for this model and plan; `max_task_rows`
-// is the most FFN rows of one task, `max_chunks` the most attention chunks per head
-// (ATTN_OUT param1).
+// is the most FFN rows of one task, `chunks` the plan's attention chunks per K/V head
+// (ATTN_OUT keeps two floats per head and chunk beside its Q merged values).
 size_t WorkerSharedBytes(int hidden, int q_dim, int head_dim, int group, int max_task_rows, int heads,
-                         int max_chunks);
+                         int chunks);
 
 // Occupancy of the compiled kernel: blocks per SM for `shared_bytes`, registers per thread,
 // local (spill) bytes per thread. Returns a CUDA error string, empty on success.

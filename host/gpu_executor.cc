@@ -86,9 +86,8 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   // Per-worker task lists (tasks are sorted by wave, then worker).
   const auto tasks = pkg.tasks();
   std::vector<uint32_t> begin(p.workers + 1, 0), order;
-  int max_ffn_rows = 0, max_chunks = 1;
+  int max_ffn_rows = 0;
   for (const auto& t : tasks) {
-    if (t.opcode == static_cast<uint16_t>(format::Opcode::ATTN_OUT)) max_chunks = std::max<int>(max_chunks, t.param1);
     ++begin[t.worker + 1];
     if (t.opcode == static_cast<uint16_t>(format::Opcode::FFN)) {
       max_ffn_rows = std::max<int>(max_ffn_rows, t.row_end - t.row_begin);
@@ -104,11 +103,12 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   const std::string static_err = WorkerStaticSharedBytes(&static_bytes);
   if (!static_err.empty()) throw Error(static_err);
   const size_t dynamic_limit = prop.sharedMemPerBlockOptin - std::min(static_bytes, prop.sharedMemPerBlockOptin);
-  const size_t work_bytes = (WorkerSharedBytes(m.hidden, m.q_dim(), m.head_dim, group, max_ffn_rows, m.heads, max_chunks) + 15) & ~size_t{15};
+  const size_t work_bytes = (WorkerSharedBytes(m.hidden, m.q_dim(), m.head_dim, group, max_ffn_rows, m.heads,
+                                                   p.attention_chunks) + 15) & ~size_t{15};
   if (work_bytes > dynamic_limit) {
     throw Error("the worker needs " + std::to_string(work_bytes) + " bytes of dynamic shared memory, " +
                 device_name_ + " offers " + std::to_string(dynamic_limit) +
-                ": re-plan with more workers (smaller FFN tasks)");
+                ": re-plan with more workers (smaller FFN tasks) or fewer --attention_chunks");
   }
   const size_t stage_bytes = std::min<size_t>(options.stage_bytes, dynamic_limit - work_bytes) & ~size_t{15};
   shared_bytes_ = work_bytes + stage_bytes;
