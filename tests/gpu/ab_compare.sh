@@ -35,9 +35,12 @@ for m in $MODELS; do
       side=${names[$k]}
       extra=(); [ -n "${flags[$k]}" ] && IFS=, read -r -a extra <<< "${flags[$k]}"
       trace=(); [ $round = 1 ] && trace=(--trace_out="$W/trace_${m}_$side" --trace_contexts=32,4064)
-      echo "$m $side round $round: $("${dirs[$k]}"/gpu_check --package="$W/$m.tpkg" --check_target=false --contexts=1 --cpu_contexts=1 \
-        --runs=5 --tokens=256 --sampling_checks=0 --stream_checks=false --cpu_generate_tokens=0 "${trace[@]}" "${extra[@]}" \
-        | grep -E 'determinism|trace at|FAIL|error' | tr '\n' ' ')" | tee -a "$OUT/ab_compare.txt" || rc=1
+      log=$("${dirs[$k]}"/gpu_check --package="$W/$m.tpkg" --check_target=false --contexts=1 --cpu_contexts=1 \
+        --runs=5 --tokens=256 --sampling_checks=0 --stream_checks=false --cpu_generate_tokens=0 "${trace[@]}" "${extra[@]}" 2>&1)
+      r=$?
+      line=$(grep -E 'determinism|trace at|FAIL' <<< "$log" | sed -E 's|/tmp/tileinfer_models/[^ ]*||' | tr '\n' ' ')
+      [ $r = 0 ] || { rc=1; line="$line [exit $r: $(tail -2 <<< "$log" | tr '\n' ' ')]"; }
+      echo "$m $side round $round: $line" | tee -a "$OUT/ab_compare.txt"
       for c in 32 4064; do [ $round = 1 ] && gzip -c "$W/trace_${m}_${side}_$c.json" > "$OUT/trace_${m}_${side}_$c.json.gz"; done
     done
   done
