@@ -1,25 +1,30 @@
 #!/usr/bin/env bash
-# Here: the two worker builds of a same-run A/B (tests/gpu/ab_compare.sh) from two revisions:
-#   bash tests/gpu/prepare_ab.sh REF_A REF_B     e.g. main exp/attention-tiles
+# Here: the worker builds of a same-run comparison (tests/gpu/ab_compare.sh) from revisions:
+#   bash tests/gpu/prepare_ab.sh REF_A [REF...] REF_LAST   e.g. main exp/attention-tiles
 # Builds each revision (bazel -c opt, in a temporary git worktree) with tests/gpu/prepare.sh
-# and packs A as .gpu/a and B as .gpu/bin (the build under test: device_checks.sh stages run
-# it) into .gpu/ab.tar.xz (~12 MB), which a GPU call carries and unpacks with
-# `tar -C .gpu -xJf .gpu/ab.tar.xz`; then `bash tests/gpu/ab_compare.sh .gpu/a .gpu/bin`.
+# and packs the first as .gpu/a, the middle ones as .gpu/b, .gpu/c, ..., and the last as
+# .gpu/bin (the build under test: device_checks.sh stages run it) into .gpu/ab.tar.xz
+# (~6 MB a build), which a GPU call carries and unpacks with `tar -C .gpu -xJf
+# .gpu/ab.tar.xz`; then e.g. `bash tests/gpu/ab_compare.sh A=.gpu/a B=.gpu/b C=.gpu/bin`.
+# The archive is written last: wait for the "wrote" line before carrying it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-A=${1:?usage: prepare_ab.sh REF_A REF_B}
-B=${2:?usage: prepare_ab.sh REF_A REF_B}
+[ $# -ge 2 ] || { echo "usage: prepare_ab.sh REF_A [REF...] REF_LAST" >&2; exit 2; }
+refs=("$@")
 root=$(pwd)
 tmp=$(mktemp -d)
-trap 'for w in "$tmp"/a "$tmp"/b; do [ -d "$w" ] && git -C "$root" worktree remove --force "$w"; done; rm -rf "$tmp"' EXIT
+trap 'for w in "$tmp"/w*; do [ -d "$w" ] && git -C "$root" worktree remove --force "$w"; done; rm -rf "$tmp"' EXIT
 mkdir -p .gpu "$tmp/pack"
-for side in a b; do
-  ref=$A; packed=a; [ $side = b ] && ref=$B && packed=bin
-  git worktree add -q --detach "$tmp/$side" "$ref"
-  (cd "$tmp/$side" && bash tests/gpu/prepare.sh > "$tmp/$side.log" 2>&1) || { tail -20 "$tmp/$side.log"; exit 1; }
-  cp -r "$tmp/$side/.gpu/bin" "$tmp/pack/$packed"
-  (cd "$tmp/$side" && bazel shutdown >/dev/null 2>&1 || true)
+letters=(a b c d e f g h)
+names=()
+for k in "${!refs[@]}"; do
+  ref=${refs[$k]}; packed=${letters[$k]}; [ $k = $((${#refs[@]} - 1)) ] && packed=bin
+  names+=("$packed")
+  git worktree add -q --detach "$tmp/w$k" "$ref"
+  (cd "$tmp/w$k" && bash tests/gpu/prepare.sh > "$tmp/w$k.log" 2>&1) || { tail -20 "$tmp/w$k.log"; exit 1; }
+  cp -r "$tmp/w$k/.gpu/bin" "$tmp/pack/$packed"
+  (cd "$tmp/w$k" && bazel shutdown >/dev/null 2>&1 || true)
   echo "$packed = $ref ($(git rev-parse --short "$ref")): $(grep -E 'registers' "$tmp/pack/$packed/worker_kernel_worker.ptxas.txt" | tail -1)"
 done
-rm -f .gpu/ab.tar.xz && tar -C "$tmp/pack" -cJf .gpu/ab.tar.xz a bin
-echo "wrote .gpu/ab.tar.xz ($(du -h .gpu/ab.tar.xz | cut -f1)): a = $A, bin = $B"
+rm -f .gpu/ab.tar.xz && tar -C "$tmp/pack" -cJf .gpu/ab.tar.xz.part "${names[@]}" && mv .gpu/ab.tar.xz.part .gpu/ab.tar.xz
+echo "wrote .gpu/ab.tar.xz ($(du -h .gpu/ab.tar.xz | cut -f1)): ${names[*]} = ${refs[*]}"
