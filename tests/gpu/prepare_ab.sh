@@ -20,11 +20,12 @@ names=()
 for k in "${!refs[@]}"; do
   ref=${refs[$k]}; packed=${letters[$k]}; [ $k = $((${#refs[@]} - 1)) ] && packed=bin
   names+=("$packed")
-  git worktree add -q --detach "$tmp/w$k" "$ref"
+  rev=$(git rev-parse --short "$ref")  # before the build: the ref may move meanwhile
+  git worktree add -q --detach "$tmp/w$k" "$rev"
   (cd "$tmp/w$k" && bash tests/gpu/prepare.sh > "$tmp/w$k.log" 2>&1) || { tail -20 "$tmp/w$k.log"; exit 1; }
   cp -r "$tmp/w$k/.gpu/bin" "$tmp/pack/$packed"
   (cd "$tmp/w$k" && bazel shutdown >/dev/null 2>&1 || true)
-  echo "$packed = $ref ($(git rev-parse --short "$ref")): $(grep -E 'registers' "$tmp/pack/$packed/worker_kernel_worker.ptxas.txt" | tail -1)"
+  echo "$packed = $ref ($rev): $(grep -E 'registers' "$tmp/pack/$packed/worker_kernel_worker.ptxas.txt" | tail -1)"
 done
 rm -f .gpu/ab.tar.xz && tar -C "$tmp/pack" -cJf .gpu/ab.tar.xz.part "${names[@]}" && mv .gpu/ab.tar.xz.part .gpu/ab.tar.xz
 echo "wrote .gpu/ab.tar.xz ($(du -h .gpu/ab.tar.xz | cut -f1)): ${names[*]} = ${refs[*]}"
