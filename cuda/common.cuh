@@ -112,8 +112,9 @@ __device__ __forceinline__ void RmsNormToShared(const float* x, const uint16_t* 
     for (int u = 0; u < kNormVec; ++u) {
       const int i = 4 * (threadIdx.x + u * kThreads);
       if (i < n) {
-        *reinterpret_cast<float4*>(xn + i) = make_float4(v[u].x * inv * Bf16Lo(gw[u].x), v[u].y * inv * Bf16Hi(gw[u].x),
-                                                         v[u].z * inv * Bf16Lo(gw[u].y), v[u].w * inv * Bf16Hi(gw[u].y));
+        *reinterpret_cast<float4*>(xn + i) =
+            make_float4(v[u].x * inv * Bf16Lo(gw[u].x), v[u].y * inv * Bf16Hi(gw[u].x),
+                        v[u].z * inv * Bf16Lo(gw[u].y), v[u].w * inv * Bf16Hi(gw[u].y));
       }
     }
   } else {

@@ -142,7 +142,8 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   };
   std::vector<format::TaskRecord> listed(order.size());
   for (size_t i = 0; i < order.size(); ++i) listed[i] = tasks[order[i]];
-  params_.tasks = static_cast<const format::TaskRecord*>(upload(listed.data(), listed.size() * sizeof(format::TaskRecord), "the task lists"));
+  params_.tasks = static_cast<const format::TaskRecord*>(
+      upload(listed.data(), listed.size() * sizeof(format::TaskRecord), "the task lists"));
   task_order_ = order;
   params_.trace_entries = static_cast<int>(order.size());
   params_.worker_task_begin = static_cast<const uint32_t*>(upload(begin.data(), begin.size() * 4, "the task lists"));
