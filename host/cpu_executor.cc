@@ -122,14 +122,7 @@ void CpuExecutor::RunParallel(size_t first, size_t count) {
 }
 
 void CpuExecutor::Step(int token, int pos, bool logits) {
-  if (token < 0 || token >= pkg_.model().vocab) {
-    throw Error("token id " + std::to_string(token) + " is outside the vocabulary (0.." +
-                std::to_string(pkg_.model().vocab - 1) + ")");
-  }
-  if (pos < 0 || pos >= pkg_.plan().max_context) {
-    throw Error("position " + std::to_string(pos) + " is beyond the package's max context " +
-                std::to_string(pkg_.plan().max_context) + ": re-plan with a larger --max_context");
-  }
+  CheckStep(pkg_, token, pos);
   token_ = token;
   pos_ = pos;
   const auto waves = pkg_.waves();

@@ -33,6 +33,17 @@ Error NonFiniteLogitError(int pos) {
                ": the request stopped; no token was emitted (check the checkpoint for inf/NaN weights)");
 }
 
+void CheckStep(const Package& pkg, int token, int pos) {
+  if (token < 0 || token >= pkg.model().vocab) {
+    throw Error("token id " + std::to_string(token) + " is outside the vocabulary (0.." +
+                std::to_string(pkg.model().vocab - 1) + ")");
+  }
+  if (pos < 0 || pos >= pkg.plan().max_context) {
+    throw Error("position " + std::to_string(pos) + " is beyond the package's max context " +
+                std::to_string(pkg.plan().max_context) + ": re-plan with a larger --max_context");
+  }
+}
+
 void CheckGenerateRequest(const Package& pkg, const std::vector<int>& prompt, const GenerateOptions& options) {
   const int max_context = pkg.plan().max_context;
   if (prompt.empty()) throw Error("the prompt is empty: give at least one token id (e.g. BOS)");

@@ -25,6 +25,10 @@ std::vector<int> ParseIntList(const std::string& text, const std::string& what);
 // The error of a request stopped by a non-finite logit at position `pos`.
 Error NonFiniteLogitError(int pos);
 
+// The checks of Executor::Step (and the GPU's forced windows): throws Error when `token` is
+// outside the vocabulary or `pos` outside [0, max context).
+void CheckStep(const Package& pkg, int token, int pos);
+
 // The checks every executor makes before generating (same errors as above).
 void CheckGenerateRequest(const Package& pkg, const std::vector<int>& prompt, const GenerateOptions& options);
 

@@ -233,9 +233,10 @@ void WriteTrace(GpuExecutor& gpu, const Package& pkg, int context, const std::st
       barrier_rows.push_back({w, v, e.begin_ns, e.end_ns, e.begin_clk, e.end_clk});
     }
   }
+  const double ms_per_token = r.decode_ms / std::max<size_t>(1, r.tokens.size() - 1);
   const nlohmann::json trace = {
       {"package", pkg.path()}, {"gpu", gpu.name()}, {"context", context},
-      {"decode_ms_per_token", r.decode_ms / std::max<size_t>(1, r.tokens.size() - 1)},
+      {"decode_ms_per_token", ms_per_token},
       {"hidden", m.hidden}, {"ffn", m.ffn}, {"layers", m.layers}, {"heads", m.heads},
       {"kv_heads", m.kv_heads}, {"head_dim", m.head_dim}, {"vocab", m.vocab}, {"workers", pp.workers},
       {"waves", pp.waves}, {"attention_min_chunk", pp.attention_min_chunk},
@@ -243,8 +244,7 @@ void WriteTrace(GpuExecutor& gpu, const Package& pkg, int context, const std::st
   std::ofstream out(path);
   out << trace.dump() << "\n";
   if (!out) throw Error("could not write " + path);
-  std::printf("trace at context %d: %s (%.4f ms/token in that generation)\n", context, path.c_str(),
-              r.decode_ms / std::max<size_t>(1, r.tokens.size() - 1));
+  std::printf("trace at context %d: %s (%.4f ms/token in that generation)\n", context, path.c_str(), ms_per_token);
 }
 
 int Run() {

@@ -291,8 +291,7 @@ int32_t GpuExecutor::Run(const Launch& launch, const std::function<bool(int32_t)
 }
 
 void GpuExecutor::Step(int token, int pos, bool logits) {
-  if (token < 0 || token >= pkg_.model().vocab) throw Error("token id " + std::to_string(token) + " is outside the vocabulary");
-  if (pos < 0 || pos >= pkg_.plan().max_context) throw Error("position " + std::to_string(pos) + " is beyond the max context");
+  CheckStep(pkg_, token, pos);
   Launch launch{pos, 1, logits ? 0 : 1, 0, {token}, step_sampling_};
   int32_t chosen = -1;
   int recorded = 0;
@@ -302,12 +301,10 @@ void GpuExecutor::Step(int token, int pos, bool logits) {
 
 float GpuExecutor::RunForcedWindow(const std::vector<int>& tokens, int start_pos) {
   const int n = static_cast<int>(tokens.size());
-  if (n < 1 || n > kMaxStepsPerLaunch || start_pos < 0 || start_pos + n > pkg_.plan().max_context) {
-    throw Error("a forced window needs 1.." + std::to_string(kMaxStepsPerLaunch) + " steps within the max context");
+  if (n < 1 || n > kMaxStepsPerLaunch) {
+    throw Error("a forced window needs 1.." + std::to_string(kMaxStepsPerLaunch) + " steps, not " + std::to_string(n));
   }
-  for (int t : tokens) {
-    if (t < 0 || t >= pkg_.model().vocab) throw Error("token id " + std::to_string(t) + " is outside the vocabulary");
-  }
+  for (int i = 0; i < n; ++i) CheckStep(pkg_, tokens[i], start_pos + i);
   Launch launch{start_pos, n, 0, 0, std::vector<int32_t>(tokens.begin(), tokens.end()), SamplingOptions{}};
   int recorded = 0;
   const int32_t status = Run(launch, [](int32_t) { return true; }, &recorded);

@@ -69,8 +69,8 @@ class GpuExecutor : public Executor {
   // Runs one launch. Each token the worker chooses reaches `deliver` while the launch runs
   // (host-mapped slots, polled); when `deliver` returns false the worker is asked to stop
   // after its current step or the next (the cancel word crosses PCIe) and no further token
-  // is delivered. Returns the status word and
-  // sets *recorded to the number of tokens the worker chose.
+  // is delivered. Returns the status word and sets *recorded to the number of tokens the
+  // worker chose.
   int32_t Run(const Launch& launch, const std::function<bool(int32_t)>& deliver, int* recorded);
   void* Alloc(size_t bytes, const char* what);
   void* AllocMapped(size_t bytes, void** device_ptr);
