@@ -35,6 +35,8 @@ import time
 
 from absl import app, flags
 
+from tools import plot
+
 FLAGS = flags.FLAGS
 flags.DEFINE_string("bench", None, "TileInfer's benchmark server (host/bench.cc).")
 flags.DEFINE_string("package", None, "TileInfer package (planned for this GPU).")
@@ -196,9 +198,7 @@ def table(results):
 
 
 def figure(results, path):
-    import matplotlib  # pylint: disable=import-outside-toplevel
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
+    plt = plot.pyplot()
     contexts = results["contexts"]
     fig, ax = plt.subplots(figsize=(9, 5.5))
     ax.plot(contexts, [results["latency"][str(c)]["floor_ms"] for c in contexts], "k--", label="floor")
@@ -223,9 +223,7 @@ def figure(results, path):
 def bandwidth_figure(floor, path):
     """The floor's streaming read: GB/s against active SMs (with linear scaling from one SM),
     and GB/s per launch shape (tests/bench/floor's JSON)."""
-    import matplotlib  # pylint: disable=import-outside-toplevel
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
+    plt = plot.pyplot()
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 4.5))
     sms = [r["sms"] for r in floor["by_active_sms"]]
     gbps = [r["gbps"] for r in floor["by_active_sms"]]

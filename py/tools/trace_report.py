@@ -1,7 +1,7 @@
 """Where one token's time goes, from a worker trace (`gpu_check --trace_out`).
 
-Usage: python3 py/tools/trace_report.py --trace=T.json[.gz] [--bandwidth_gbps=4540] [--png=OUT.png]
-           [--balance_png=OUT.png]
+Usage: PYTHONPATH=py python3 py/tools/trace_report.py --trace=T.json[.gz] [--bandwidth_gbps=4540]
+           [--png=OUT.png] [--balance_png=OUT.png]
 
 The trace holds, for one step, every task's begin and end and every worker's arrival at and
 exit from each grid barrier (%globaltimer, ns). Per wave:
@@ -24,6 +24,10 @@ import sys
 
 from absl import app, flags
 
+from planner import format_spec as spec
+from planner.validate import attention_chunk
+from tools import plot
+
 FLAGS = flags.FLAGS
 flags.DEFINE_string("trace", None, "Trace JSON from gpu_check --trace_out (.gz accepted).")
 flags.DEFINE_float("bandwidth_gbps", 4540.5, "Streaming bandwidth for the ideal time (GB/s; the "
@@ -31,9 +35,10 @@ flags.DEFINE_float("bandwidth_gbps", 4540.5, "Streaming bandwidth for the ideal 
 flags.DEFINE_string("png", None, "Write the timeline and the split here (matplotlib).")
 flags.DEFINE_string("balance_png", None, "Write bytes per worker per wave here (matplotlib).")
 
-OPCODES = {1: "EMBED", 2: "QKV (RMSNORM_GEMV)", 3: "ATTENTION", 4: "ATTN_OUT", 5: "FFN",
-           6: "FFN_REDUCE", 7: "LM_HEAD"}
-WEIGHT_KINDS = ("QKV (RMSNORM_GEMV)", "ATTN_OUT", "FFN", "LM_HEAD")
+OP = spec.OPCODES
+# Wave kinds by opcode (format_spec), as the report names them.
+OPCODES = {code: ("QKV (RMSNORM_GEMV)" if name == "RMSNORM_GEMV" else name) for name, code in OP.items()}
+WEIGHT_KINDS = tuple(OPCODES[OP[n]] for n in ("RMSNORM_GEMV", "ATTN_OUT", "FFN", "LM_HEAD"))
 
 
 def load(path):
@@ -50,19 +55,16 @@ def task_bytes(trace, t):
     """Bytes task `t` streams: weight rows (BF16), or the K/V of its attention chunk."""
     op, rows = t[2], t[5] - t[4]
     h, q = trace["hidden"], trace["heads"] * trace["head_dim"]
-    if op in (2, 7):
+    if op in (OP["RMSNORM_GEMV"], OP["LM_HEAD"]):
         return rows * h * 2
-    if op == 4:
+    if op == OP["ATTN_OUT"]:
         return rows * q * 2
-    if op == 5:
+    if op == OP["FFN"]:
         return rows * h * 2 * 3
-    if op == 3:  # chunk `slot` of `param1` chunks over the context (op_attention.cuh)
-        ctx, chunks, chunk = trace["context"], t[7], t[6]
-        span = max(-(-ctx // chunks), trace["attention_min_chunk"])
-        begin = max(0, ctx - (chunks - chunk) * span)
-        end = max(0, ctx - (chunks - 1 - chunk) * span)
+    if op == OP["ATTENTION"]:  # chunk `slot` of `param1` chunks over the context
+        begin, end = attention_chunk(trace["context"], t[7], t[6], trace["attention_min_chunk"])
         return (end - begin) * trace["head_dim"] * 2 * 2
-    if op == 1:
+    if op == OP["EMBED"]:
         return h * 2
     return 0
 
@@ -151,9 +153,7 @@ def balance(trace):
 
 def draw_balance(trace, path):
     """Heat map of bytes per worker per wave, and the busiest worker over the mean per wave."""
-    import matplotlib  # pylint: disable=import-outside-toplevel
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
+    plt = plot.pyplot()
     grid, ratio = balance(trace)
     fig, (ax, bx) = plt.subplots(2, 1, figsize=(14, 8), sharex=True,
                                  gridspec_kw={"height_ratios": [3, 1]})
@@ -172,11 +172,9 @@ def draw_balance(trace, path):
 
 def draw(trace, rows, split, path):
     """Per-worker timeline of the step and the split as one stacked bar."""
-    import matplotlib  # pylint: disable=import-outside-toplevel
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
-    colors = {1: "tab:gray", 2: "tab:blue", 3: "tab:red", 4: "tab:orange", 5: "tab:green",
-              6: "tab:purple", 7: "tab:brown"}
+    plt = plot.pyplot()
+    colors = dict(zip(OPCODES, ["tab:gray", "tab:blue", "tab:red", "tab:orange", "tab:green",
+                                "tab:purple", "tab:brown"]))
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(16, 6), gridspec_kw={"width_ratios": [5, 1]})
     t0 = min(t[8] for t in trace["tasks"] if t[8])
     for t in trace["tasks"]:
