@@ -8,7 +8,7 @@ mkdir -p .gpu/bin
 for b in decode gpu_check probe bench; do install -m 755 "bazel-bin/host/$b" ".gpu/bin/$b"; strip ".gpu/bin/$b"; done
 install -m 755 bazel-bin/tests/bench/floor .gpu/bin/floor && strip .gpu/bin/floor
 cp bazel-bin/cuda/worker_kernel_worker.ptxas.txt .gpu/bin/
-rm -f .gpu/bin.tar.xz && tar -C .gpu -cJf .gpu/bin.tar.xz bin
+rm -f .gpu/bin.tar.xz && tar -C .gpu -cJf .gpu/bin.tar.xz.part bin && mv .gpu/bin.tar.xz.part .gpu/bin.tar.xz  # whole or absent
 # The gguf package for the GPU machine (no network there): smollm2_real and the llama.cpp peer.
 mkdir -p .gpu/wheels
 ls .gpu/wheels/gguf-*.whl >/dev/null 2>&1 || python3 -m pip download -q --no-deps gguf==0.19.0 -d .gpu/wheels
