@@ -17,26 +17,29 @@ py/tools/gguf_export.py.
 """
 import json
 import subprocess
-import sys
 
 from absl import app, flags
+
+from tools import bench_protocol
+from tools.bench_protocol import WINDOW
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("llama_bench", None, "llama.cpp's llama-bench binary.")
 flags.DEFINE_string("gguf", None, "The model as GGUF (py/tools/gguf_export.py).")
 flags.DEFINE_integer("gpu_layers", 99, "Layers on the GPU (-ngl); 0 for a CPU build.")
-flags.DEFINE_list("prompt_ids", "1,4093,198,1780,314,260,3575,282,4649,47,2,198,1,520,9531,198",
+flags.DEFINE_list("prompt_ids", bench_protocol.PROMPT_IDS,
                   "Prompt of `generate` (only its length matters to llama-bench).")
 flags.DEFINE_float("timeout_s", 450, "Longest llama-bench run (below the showcase's wait).")
-
-WINDOW = 16
 
 
 def run_bench(n_gen, depth, reps):
     """Per-repetition milliseconds of `n_gen` generated tokens after `depth` positions."""
     argv = [FLAGS.llama_bench, "-m", FLAGS.gguf, "-ngl", str(FLAGS.gpu_layers), "-fa", "1",
             "-p", "0", "-n", str(n_gen), "-d", str(depth), "-r", str(reps), "-o", "json"]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=FLAGS.timeout_s, check=False)
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=FLAGS.timeout_s, check=False)
+    except subprocess.TimeoutExpired as e:
+        raise RuntimeError(f"llama-bench ran past {FLAGS.timeout_s} s") from e
     if done.returncode != 0:
         raise RuntimeError(f"llama-bench exited {done.returncode}: {done.stderr.strip()[-400:]}")
     results = [r for r in json.loads(done.stdout) if r.get("n_gen") == n_gen]
@@ -45,8 +48,8 @@ def run_bench(n_gen, depth, reps):
     return [ns / 1e6 for ns in results[0]["samples_ns"]]
 
 
-def answer(line):
-    parts = line.split()
+def answer(parts):
+    """One command of the protocol (tools/bench_protocol.py), split into words."""
     if parts[0] == "context" and len(parts) == 3:
         c, reps = int(parts[1]), int(parts[2])
         if c < 1 or reps < 1:
@@ -60,23 +63,13 @@ def answer(line):
         return {"tokens": None, "ms_per_token": ms, "tokens_per_s": 1e3 / ms}
     if parts[0] == "kernels":
         return {"kernels": None}
-    raise ValueError(f"unknown command {line.strip()!r}: context C REPS | generate N | kernels | quit")
+    raise bench_protocol.unknown(parts)
 
 
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-    print(json.dumps({"ready": True, "runtime": "llamacpp"}), flush=True)
-    for line in sys.stdin:
-        if not line.split():
-            continue
-        if line.split()[0] == "quit":
-            return
-        try:
-            out = answer(line)
-        except (ValueError, RuntimeError, subprocess.TimeoutExpired) as e:
-            out = {"error": str(e)}
-        print(json.dumps(out), flush=True)
+    bench_protocol.serve("llamacpp", answer)
 
 
 if __name__ == "__main__":

@@ -28,9 +28,6 @@ token to the last / (N - 1), greedy selection on the device, one host sync per t
 On --device=cpu the graphs are skipped (the eager or compiled step runs), which is how the
 step is checked against the numpy reference without a GPU (peers_bench_test is manual).
 """
-import json
-import math
-import sys
 import time
 
 import numpy as np
@@ -40,16 +37,15 @@ from torch.profiler import ProfilerActivity, profile
 
 from planner import checkpoint as ckpt_lib
 from tests.reference.numpy_llama import inv_freq_table
+from tools import bench_protocol
+from tools.bench_protocol import WINDOW
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("checkpoint", None, "HF checkpoint directory (the one the package came from).")
 flags.DEFINE_enum("runtime", None, ["torch_graph", "torch_compile", "hf_eager"], "Which peer.")
 flags.DEFINE_string("device", "cuda", "cuda, or cpu (no graphs, no compile: for checks).")
-flags.DEFINE_list("prompt_ids", "1,4093,198,1780,314,260,3575,282,4649,47,2,198,1,520,9531,198",
-                  "Prompt of `generate`.")
+flags.DEFINE_list("prompt_ids", bench_protocol.PROMPT_IDS, "Prompt of `generate`.")
 flags.DEFINE_integer("seed", 1234, "Seed of the tokens in the timed windows.")
-
-WINDOW = 16  # timed steps per sample, as host/bench.cc
 
 
 def to_torch(a, device):
@@ -286,33 +282,24 @@ def count_kernels(step):
     return sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
 
 
-def serve(runner, tokens, prompt, kernels_fn, out=sys.stdout, inp=sys.stdin):
-    """The line protocol (module docstring)."""
-    print(json.dumps({"ready": True, "runtime": FLAGS.runtime}), file=out, flush=True)
-    for line in inp:
-        parts = line.split()
-        if not parts:
-            continue
-        try:
-            if parts[0] == "context" and len(parts) == 3:
-                c, reps = int(parts[1]), int(parts[2])
-                if c < 1 or c > len(tokens) or reps < 1:
-                    raise ValueError(f"context must be in 1..{len(tokens)} and reps >= 1")
-                ms, window = runner.context(c, reps, tokens)
-                answer = {"context": c, "window": list(window), "ms_per_token": ms}
-            elif parts[0] == "generate" and len(parts) == 2:
-                toks, ms = runner.generate(prompt, int(parts[1]))
-                answer = {"tokens": toks, "ms_per_token": ms, "tokens_per_s": 1e3 / ms if ms else 0}
-            elif parts[0] == "kernels":
-                answer = {"kernels": kernels_fn()}
-            elif parts[0] == "quit":
-                return
-            else:
-                raise ValueError(f"unknown command {line.strip()!r}: context C REPS | generate N | "
-                                 f"kernels | quit")
-        except (ValueError, RuntimeError) as e:
-            answer = {"error": str(e)}
-        print(json.dumps(answer), file=out, flush=True)
+def serve(runner, tokens, prompt, kernels_fn, out=None, inp=None):
+    """The line protocol (module docstring; tools/bench_protocol.py)."""
+
+    def answer(parts):
+        if parts[0] == "context" and len(parts) == 3:
+            c, reps = int(parts[1]), int(parts[2])
+            if c < 1 or c > len(tokens) or reps < 1:
+                raise ValueError(f"context must be in 1..{len(tokens)} and reps >= 1")
+            ms, window = runner.context(c, reps, tokens)
+            return {"context": c, "window": list(window), "ms_per_token": ms}
+        if parts[0] == "generate" and len(parts) == 2:
+            toks, ms = runner.generate(prompt, int(parts[1]))
+            return {"tokens": toks, "ms_per_token": ms, "tokens_per_s": 1e3 / ms if ms else 0}
+        if parts[0] == "kernels":
+            return {"kernels": kernels_fn()}
+        raise bench_protocol.unknown(parts)
+
+    bench_protocol.serve(FLAGS.runtime, answer, inp=inp, out=out)
 
 
 def main(argv):

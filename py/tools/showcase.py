@@ -35,7 +35,7 @@ import time
 
 from absl import app, flags
 
-from tools import plot
+from tools import bench_protocol, plot
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("bench", None, "TileInfer's benchmark server (host/bench.cc).")
@@ -49,7 +49,7 @@ flags.DEFINE_list("contexts", ["1", "64", "256", "384", "385", "512", "1024", "2
 flags.DEFINE_integer("blocks", 3, "Interleaved blocks (2..31; >= 2 for a confidence interval).")
 flags.DEFINE_integer("reps", 5, "Samples per runtime, context and block.")
 flags.DEFINE_integer("generate", 64, "New tokens of the generation comparison.")
-flags.DEFINE_string("prompt_ids", "1,4093,198,1780,314,260,3575,282,4649,47,2,198,1,520,9531,198",
+flags.DEFINE_string("prompt_ids", bench_protocol.PROMPT_IDS,
                     "Prompt of the generation comparison (ids, valid for the model's vocabulary).")
 flags.DEFINE_string("device", "cuda", "cuda, or cpu (to try the harness without a GPU).")
 flags.DEFINE_float("timeout_s", 500, "Longest wait for one answer of a runtime (below a GPU "
@@ -155,7 +155,8 @@ def paired(tileinfer_blocks, peer_blocks):
 def conditions():
     c = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
          "device": FLAGS.device, "package": FLAGS.package, "checkpoint": FLAGS.checkpoint,
-         "blocks": FLAGS.blocks, "reps": FLAGS.reps, "window_steps": 16, "python": sys.version.split()[0]}
+         "blocks": FLAGS.blocks, "reps": FLAGS.reps, "window_steps": bench_protocol.WINDOW,
+         "python": sys.version.split()[0]}
     try:
         c["gpu"] = subprocess.run(
             ["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm",
