@@ -1,9 +1,10 @@
 """llama.cpp (its own `llama-bench`) as a benchmark server for py/tools/showcase.py.
 
-Usage: python3 py/tools/llamacpp_bench.py --llama_bench=PATH --gguf=MODEL.gguf [--gpu_layers=99]
+Usage: PYTHONPATH=py python3 py/tools/llamacpp_bench.py --llama_bench=PATH --gguf=MODEL.gguf
+           [--gpu_layers=99]
 
-Same line protocol as host/bench.cc. Each command runs llama-bench once (the model loads
-each time; llama-bench times only the generation):
+Same line protocol as host/bench.cc (py/tools/bench_protocol.py). Each command runs llama-bench
+once (the model loads each time; llama-bench times only the generation):
   context C R   `-p 0 -n 16 -d D -r R` with D = max(C, 16) - 16: R samples of 16 generated
                 tokens at contexts D+1 .. D+16, the window every runtime of the showcase times
                 -> {"context", "window", "ms_per_token"}
@@ -37,7 +38,8 @@ def run_bench(n_gen, depth, reps):
     argv = [FLAGS.llama_bench, "-m", FLAGS.gguf, "-ngl", str(FLAGS.gpu_layers), "-fa", "1",
             "-p", "0", "-n", str(n_gen), "-d", str(depth), "-r", str(reps), "-o", "json"]
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=FLAGS.timeout_s, check=False)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=FLAGS.timeout_s,
+                              check=False)
     except subprocess.TimeoutExpired as e:
         raise RuntimeError(f"llama-bench ran past {FLAGS.timeout_s} s") from e
     if done.returncode != 0:
