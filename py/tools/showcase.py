@@ -26,6 +26,7 @@ from two calls and were merged by hand); nothing is measured.
 """
 import datetime
 import json
+import math
 import os
 import select
 import statistics
@@ -35,6 +36,9 @@ import time
 
 from absl import app, flags
 
+from planner import plan as plan_lib
+from planner import weights as weights_lib
+from planner.model_config import LlamaConfig
 from tools import bench_protocol, plot
 
 FLAGS = flags.FLAGS
@@ -132,15 +136,17 @@ def launch(name):
 
 
 def stream_bytes(config):
-    """(weight bytes read per token, K/V bytes per position) of a Llama config.json dict."""
-    h, f, layers = config["hidden_size"], config["intermediate_size"], config["num_hidden_layers"]
-    nh = config["num_attention_heads"]
-    nkv = config.get("num_key_value_heads", nh)
-    hd = config.get("head_dim") or h // nh
-    v = config["vocab_size"]
-    per_layer = h * (nh + 2 * nkv) * hd + nh * hd * h + 3 * h * f + 2 * h
-    weights = 2 * (layers * per_layer + v * h + h)  # + lm_head and the final norm
-    return weights, layers * 2 * nkv * hd * 2
+    """(weight bytes read per token, K/V bytes per position) of a LlamaConfig: every tensor
+    of the checkpoint once in BF16 (planner.weights.expected_tensors), of an untied embedding
+    table only the row EMBED reads, as planner.plan.streamed_bytes_per_token counts a plan
+    (which adds its 128-byte RoPE table)."""
+    total = 0
+    for name, shape in weights_lib.expected_tensors(config):
+        elements = math.prod(shape)
+        if name == weights_lib.EMBED_NAME and not config.tie_word_embeddings:
+            elements = config.hidden_size
+        total += 2 * elements
+    return total, plan_lib.kv_bytes_per_position(config)
 
 
 def paired(tileinfer_blocks, peer_blocks):
@@ -277,7 +283,7 @@ def main(argv):
         raise app.UsageError("--blocks must be in 2..31 (a confidence interval needs two)")
     contexts = [int(c) for c in FLAGS.contexts]
     with open(os.path.join(FLAGS.checkpoint, "config.json")) as f:
-        weights, kv = stream_bytes(json.load(f))
+        weights, kv = stream_bytes(LlamaConfig.from_hf(json.load(f)))
     with open(FLAGS.floor_json) as f:
         floor = json.load(f)
     gbps = float(floor["best_gbps"])

@@ -4,19 +4,26 @@ import sys
 
 import pytest
 
+from planner import known_configs
+from planner import plan as plan_lib
+from planner import target as target_lib
 from tools import showcase
-
-LLAMA_1B = dict(hidden_size=2048, intermediate_size=8192, num_hidden_layers=16,
-                num_attention_heads=32, num_key_value_heads=8, head_dim=64, vocab_size=128256)
-SMOLLM2 = dict(hidden_size=576, intermediate_size=1536, num_hidden_layers=30,
-               num_attention_heads=9, num_key_value_heads=3, vocab_size=49152)
-
 
 def test_stream_bytes_match_the_recorded_floors():
     # docs/PERFORMANCE.md: 2,471,628,928 bytes (1B) and 269,030,144 (SmolLM2), each with a
     # 128-byte RoPE table, which is not a weight.
-    assert showcase.stream_bytes(LLAMA_1B) == (2_471_628_928 - 128, 32_768)
-    assert showcase.stream_bytes(SMOLLM2) == (269_030_144 - 128, 23_040)
+    assert showcase.stream_bytes(known_configs.llama_3_2_1b()) == (2_471_628_928 - 128, 32_768)
+    assert showcase.stream_bytes(known_configs.smollm2_135m()) == (269_030_144 - 128, 23_040)
+
+
+def test_stream_bytes_equal_the_plans_count_tied_and_untied():
+    target = target_lib.resolve_target("h200")
+    for config in (known_configs.tiny(), known_configs.tiny(tied=False)):
+        plan = plan_lib.make_plan(config, target, max_context=64)
+        weights, kv = showcase.stream_bytes(config)
+        rope_table = config.head_dim // 2 * 4
+        assert weights + rope_table == plan_lib.streamed_bytes_per_token(plan)
+        assert kv == plan_lib.kv_bytes_per_position(config)
 
 
 def test_paired_difference_and_interval():
