@@ -74,6 +74,17 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
   const uint32_t first = p.worker_task_begin[worker], last = p.worker_task_begin[worker + 1];
   const bool recorder = worker == 0 && threadIdx.x == 0;
   uint8_t* stage = reinterpret_cast<uint8_t*>(smem) + p.work_bytes;
+  // The worker's records [first, last), copied to shared memory once (4-byte words).
+  auto* records = reinterpret_cast<format::TaskRecord*>(stage + p.stage_bytes);
+  const bool cached = p.records_bytes > 0;
+  if (cached) {
+    static_assert(sizeof(format::TaskRecord) % 4 == 0, "records are copied as 4-byte words");
+    const uint32_t words = (last - first) * (sizeof(format::TaskRecord) / 4);
+    const uint32_t* src = reinterpret_cast<const uint32_t*>(p.tasks + first);
+    uint32_t* dst = reinterpret_cast<uint32_t*>(records);
+    for (uint32_t k = threadIdx.x; k < words; k += kThreads) dst[k] = src[k];
+    __syncthreads();
+  }
   uint32_t staged_for = 0xFFFFFFFFu;  // the task list entry whose weights are staged
   uint64_t staged = 0;
   int token = p.forced[0];
@@ -91,7 +102,7 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
     for (int w = 0; w < p.n_waves; ++w) {
       const bool skip = w == p.lm_head_wave && !logits;  // uniform over the grid
       for (; i < last; ++i) {
-        const format::TaskRecord t = p.tasks[i];  // one copy into registers
+        const format::TaskRecord t = cached ? records[i - first] : p.tasks[i];  // one copy into registers
         if (static_cast<int>(t.wave) != w) break;
         if (skip) continue;
         uint64_t task_staged = 0;

@@ -111,7 +111,11 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
                 ": re-plan with more workers (smaller FFN tasks) or fewer --attention_chunks");
   }
   const size_t stage_bytes = std::min<size_t>(options.stage_bytes, dynamic_limit - work_bytes) & ~size_t{15};
-  shared_bytes_ = work_bytes + stage_bytes;
+  uint32_t max_tasks = 0;
+  for (int w = 0; w < p.workers; ++w) max_tasks = std::max(max_tasks, begin[w + 1] - begin[w]);
+  const size_t records_bytes = (static_cast<size_t>(max_tasks) * sizeof(format::TaskRecord) + 15) & ~size_t{15};
+  const bool cache_records = options.cache_records && work_bytes + stage_bytes + records_bytes <= dynamic_limit;
+  shared_bytes_ = work_bytes + stage_bytes + (cache_records ? records_bytes : 0);
   int blocks_per_sm = 0, regs = 0, local = 0;
   const std::string occ = WorkerOccupancy(shared_bytes_, &blocks_per_sm, &regs, &local);
   if (!occ.empty()) throw Error(occ);
@@ -150,6 +154,7 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   params_.n_waves = p.waves;
   params_.work_bytes = static_cast<uint32_t>(work_bytes);
   params_.stage_bytes = static_cast<uint32_t>(stage_bytes);
+  params_.records_bytes = cache_records ? static_cast<uint32_t>(records_bytes) : 0;
   params_.lm_head_wave = lm_head_wave_;
   params_.tensors = static_cast<const void* const*>(upload(tensor_ptrs.data(), tensor_ptrs.size() * sizeof(void*), "the tensor table"));
   params_.buffers = static_cast<void* const*>(upload(buffer_ptrs.data(), buffer_ptrs.size() * sizeof(void*), "the buffer table"));

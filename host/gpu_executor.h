@@ -19,6 +19,9 @@ struct GpuOptions {
   // Shared-memory bytes per worker for staging its next task's weights before each grid
   // barrier (cuda/stage.cuh); 0: no staging. Capped by what the GPU offers per block.
   uint32_t stage_bytes = 0;
+  // Copy each worker's task records to its shared memory once per launch when they fit
+  // (WorkerParams::records_bytes); false: every task reads its record from global memory.
+  bool cache_records = true;
   // A launch still running after this many seconds is reported as an error (a hang, or a
   // GPU far slower than any this was measured on; under compute-sanitizer racecheck a tiny
   // model's 64-step launch takes ~20 s). The executor is unusable afterwards.
