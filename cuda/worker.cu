@@ -236,6 +236,14 @@ std::string WorkerOccupancy(size_t shared_bytes, int* blocks_per_sm, int* regist
   return "";
 }
 
+std::string SetWorkerCarveout(int percent) {
+  if (percent < 0) return "";
+  const cudaError_t err =
+      cudaFuncSetAttribute(device::WorkerKernel, cudaFuncAttributePreferredSharedMemoryCarveout, percent);
+  if (err != cudaSuccess) return std::string("cudaFuncSetAttribute(carveout): ") + cudaGetErrorString(err);
+  return "";
+}
+
 std::string WorkerStaticSharedBytes(size_t* bytes) {
   cudaFuncAttributes attr;
   const cudaError_t err = cudaFuncGetAttributes(&attr, device::WorkerKernel);

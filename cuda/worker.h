@@ -123,6 +123,13 @@ size_t WorkerSharedBytes(int hidden, int q_dim, int head_dim, int group, int max
 // local (spill) bytes per thread. Returns a CUDA error string, empty on success.
 std::string WorkerOccupancy(size_t shared_bytes, int* blocks_per_sm, int* registers, int* local_bytes);
 
+// The worker's preferred split of each SM's unified L1 / shared memory
+// (cudaFuncAttributePreferredSharedMemoryCarveout): percent of the maximum shared memory,
+// 0 = as much L1 as the launch's shared memory allows, -1 = the driver's choice (nothing
+// set). Global loads in flight occupy L1 lines, so the carveout bounds the bytes a worker
+// can have in flight. Returns a CUDA error string, empty on success.
+std::string SetWorkerCarveout(int percent);
+
 // Static shared memory (bytes) the compiled kernel uses beside the dynamic part.
 std::string WorkerStaticSharedBytes(size_t* bytes);
 

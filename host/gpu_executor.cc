@@ -116,6 +116,11 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   const size_t records_bytes = (static_cast<size_t>(max_tasks) * sizeof(format::TaskRecord) + 15) & ~size_t{15};
   const bool cache_records = options.cache_records && work_bytes + stage_bytes + records_bytes <= dynamic_limit;
   shared_bytes_ = work_bytes + stage_bytes + (cache_records ? records_bytes : 0);
+  if (options.carveout < -1 || options.carveout > 100) {
+    throw Error("carveout " + std::to_string(options.carveout) + " is not a percentage: give 0..100, or -1 for the driver's choice");
+  }
+  const std::string carve = SetWorkerCarveout(options.carveout);
+  if (!carve.empty()) throw Error(carve);
   int blocks_per_sm = 0, regs = 0, local = 0;
   const std::string occ = WorkerOccupancy(shared_bytes_, &blocks_per_sm, &regs, &local);
   if (!occ.empty()) throw Error(occ);

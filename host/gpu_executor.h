@@ -22,6 +22,9 @@ struct GpuOptions {
   // Copy each worker's task records to its shared memory once per launch when they fit
   // (WorkerParams::records_bytes); false: every task reads its record from global memory.
   bool cache_records = true;
+  // The worker's L1 / shared-memory split, percent of the maximum shared memory (0: most
+  // L1; -1: the driver's choice). See SetWorkerCarveout (cuda/worker.h); 0..100.
+  int carveout = -1;
   // A launch still running after this many seconds is reported as an error (a hang, or a
   // GPU far slower than any this was measured on; under compute-sanitizer racecheck a tiny
   // model's 64-step launch takes ~20 s). The executor is unusable afterwards.
