@@ -28,22 +28,105 @@ __global__ void StreamReadKernel(const uint4* data, size_t n16, uint32_t* sink) 
   if (acc == 0x9E3779B9u) sink[blockIdx.x] = acc;  // almost never taken; keeps the loads live
 }
 
-}  // namespace
+// StreamReadBulk's kernel (stream_read.h). Block b reads its contiguous share of `bytes`
+// in chunks; chunk k lands in stage k % stages, whose mbarrier completes phase k / stages.
+__global__ void StreamReadBulkKernel(const uint8_t* data, size_t bytes, uint32_t chunk, int stages, uint32_t* sink) {
+#if __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(128) uint8_t ring[];
+  __shared__ alignas(8) uint64_t full[kMaxBulkStages];
+  const size_t n16 = bytes / 16;
+  const size_t per_block = (n16 + gridDim.x - 1) / gridDim.x * 16;
+  const size_t begin = min(per_block * blockIdx.x, n16 * 16), end = min(begin + per_block, n16 * 16);
+  const size_t n_chunks = (end - begin + chunk - 1) / chunk;
+  auto bar = [&](int s) { return static_cast<uint32_t>(__cvta_generic_to_shared(&full[s])); };
+  auto issue = [&](size_t k) {  // thread 0 only
+    const int s = static_cast<int>(k % stages);
+    const size_t off = begin + k * chunk;
+    const uint32_t size = static_cast<uint32_t>(min(static_cast<size_t>(chunk), end - off));
+    const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(ring + static_cast<size_t>(s) * chunk));
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar(s)), "r"(size) : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+                 "l"(data + off), "r"(size), "r"(bar(s))
+                 : "memory");
+  };
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar(s)) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (size_t k = 0; k < n_chunks && k < static_cast<size_t>(stages); ++k) issue(k);
+  }
+  uint32_t acc = 0;
+  for (size_t k = 0; k < n_chunks; ++k) {
+    const int s = static_cast<int>(k % stages);
+    const uint32_t parity = static_cast<uint32_t>((k / stages) & 1);
+    uint32_t done;
+    do {
+      asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+                   : "=r"(done)
+                   : "r"(bar(s)), "r"(parity)
+                   : "memory");
+    } while (!done);
+    const uint32_t size = static_cast<uint32_t>(min(static_cast<size_t>(chunk), end - (begin + k * chunk)));
+    const uint4* words = reinterpret_cast<const uint4*>(ring + static_cast<size_t>(s) * chunk);
+    for (uint32_t i = threadIdx.x; i < size / 16; i += blockDim.x) {
+      const uint4 v = words[i];
+      acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    __syncthreads();  // stage s is read: it may be refilled
+    if (threadIdx.x == 0 && k + stages < n_chunks) issue(k + stages);
+  }
+  if (acc == 0x9E3779B9u) sink[blockIdx.x] = acc;  // almost never taken; keeps the reads live
+#endif
+}
 
-std::string StreamRead(const void* data, size_t bytes, int blocks, int threads, uint32_t* sink, float* ms) {
+// Times one launch of `launch` (CUDA events); returns a CUDA error string, empty on success.
+template <typename Launch>
+std::string Timed(const char* what, Launch&& launch, float* ms) {
   cudaEvent_t start, stop;
   cudaError_t err = cudaEventCreate(&start);
   if (err == cudaSuccess) err = cudaEventCreate(&stop);
   if (err != cudaSuccess) return std::string("cudaEventCreate: ") + cudaGetErrorString(err);
   cudaEventRecord(start);
-  StreamReadKernel<<<blocks, threads>>>(static_cast<const uint4*>(data), bytes / 16, sink);
+  launch();
   err = cudaGetLastError();
   cudaEventRecord(stop);
   if (err == cudaSuccess) err = cudaEventSynchronize(stop);
   if (err == cudaSuccess) err = cudaEventElapsedTime(ms, start, stop);
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
-  return err == cudaSuccess ? "" : std::string("stream read: ") + cudaGetErrorString(err);
+  return err == cudaSuccess ? "" : std::string(what) + ": " + cudaGetErrorString(err);
+}
+
+}  // namespace
+
+std::string StreamRead(const void* data, size_t bytes, int blocks, int threads, uint32_t* sink, float* ms) {
+  return Timed("stream read", [&] {
+    StreamReadKernel<<<blocks, threads>>>(static_cast<const uint4*>(data), bytes / 16, sink);
+  }, ms);
+}
+
+std::string StreamReadBulk(const void* data, size_t bytes, int blocks, int threads, uint32_t chunk, int stages,
+                           uint32_t* sink, float* ms) {
+  int device = 0, major = 0, optin = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  if (err != cudaSuccess) return std::string("cudaDeviceGetAttribute: ") + cudaGetErrorString(err);
+  if (major < 9) return "bulk copies need sm_90 or later; this GPU is sm_" + std::to_string(major) + "x";
+  const size_t ring = static_cast<size_t>(stages) * chunk;
+  if (chunk == 0 || chunk % 16 != 0 || stages < 1 || stages > kMaxBulkStages || ring > static_cast<size_t>(optin)) {
+    return "bulk ring of " + std::to_string(stages) + " x " + std::to_string(chunk) +
+           " bytes: chunk must be a positive multiple of 16, stages 1.." + std::to_string(kMaxBulkStages) +
+           ", and the ring at most " + std::to_string(optin) + " bytes of shared memory";
+  }
+  err = cudaFuncSetAttribute(StreamReadBulkKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(ring));
+  if (err != cudaSuccess) return std::string("cudaFuncSetAttribute: ") + cudaGetErrorString(err);
+  return Timed("bulk stream read", [&] {
+    StreamReadBulkKernel<<<blocks, threads, ring>>>(static_cast<const uint8_t*>(data), bytes, chunk, stages, sink);
+  }, ms);
 }
 
 }  // namespace tileinfer

@@ -12,4 +12,15 @@ namespace tileinfer {
 // kernel's time in *ms (CUDA events).
 std::string StreamRead(const void* data, size_t bytes, int blocks, int threads, uint32_t* sink, float* ms);
 
+// The same read through shared memory by bulk copies (sm_90 and later): each of `blocks`
+// blocks of `threads` keeps a ring of `stages` buffers of `chunk` bytes (a multiple of 16;
+// stages * chunk <= the GPU's opt-in shared memory per block, stages <= kMaxBulkStages).
+// Thread 0 issues one cp.async.bulk per chunk, completing on that stage's mbarrier; every
+// thread reads each landed chunk from shared memory (XOR), then the stage is refilled with
+// the chunk `stages` ahead. Measures how many bytes one SM can keep in flight this way,
+// against the plain loads of StreamRead. Errors as StreamRead's, and on GPUs before sm_90.
+inline constexpr int kMaxBulkStages = 16;
+std::string StreamReadBulk(const void* data, size_t bytes, int blocks, int threads, uint32_t chunk, int stages,
+                           uint32_t* sink, float* ms);
+
 }  // namespace tileinfer

@@ -1,9 +1,13 @@
 // `floor`: achieved read bandwidth on this GPU for a buffer the size of a model, best over
 // launch shapes, and against the number of active SMs (one block per SM). Prints JSON.
 //
-//   floor [--bytes=2471628800] [--reps=20]
+//   floor [--bytes=2471628800] [--reps=20] [--mode=plain|bulk_ring]
 //
 // The floor per token of a model is then (weight bytes + K/V bytes at the context) / best.
+// --mode=bulk_ring (sm_90) instead measures the read through shared memory by bulk copies
+// (cuda/stream_read.h StreamReadBulk) at one block per SM, for rings of several chunk sizes
+// and depths, on all SMs and on one, beside the plain read at the worker's 1 x 512 shape:
+// whether a copy ring can carry the worker's weight stream at the floor's rate.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -17,6 +21,7 @@
 
 DEFINE_uint64(bytes, 2471628800ull, "Buffer size (default: Llama-3.2-1B's BF16 weights).");
 DEFINE_int32(reps, 20, "Timed repetitions per configuration (median reported).");
+DEFINE_string(mode, "plain", "plain: the floor (plain loads, launch shapes, active SMs); bulk_ring: bulk-copy rings.");
 
 namespace {
 
@@ -44,11 +49,17 @@ int main(int argc, char** argv) {
       !Check(cudaMemset(data, 0x5A, bytes), "cudaMemset")) {
     return 1;
   }
-  auto measure = [&](int blocks, int threads) -> float {  // GB/s, median
+  if (FLAGS_mode != "plain" && FLAGS_mode != "bulk_ring") {
+    std::fprintf(stderr, "error: --mode=%s: give plain or bulk_ring\n", FLAGS_mode.c_str());
+    return 2;
+  }
+  // GB/s, median of --reps after 2 warm-ups; chunk 0: plain loads, else a bulk ring.
+  auto measure = [&](int blocks, int threads, uint32_t chunk = 0, int stages = 0) -> float {
     std::vector<float> gbps;
     for (int r = 0; r < FLAGS_reps + 2; ++r) {
       float ms = 0;
-      const std::string err = tileinfer::StreamRead(data, bytes, blocks, threads, sink, &ms);
+      const std::string err = chunk == 0 ? tileinfer::StreamRead(data, bytes, blocks, threads, sink, &ms)
+                                         : tileinfer::StreamReadBulk(data, bytes, blocks, threads, chunk, stages, sink, &ms);
       if (!err.empty()) {
         std::fprintf(stderr, "error: %s\n", err.c_str());
         return -1;
@@ -58,6 +69,29 @@ int main(int argc, char** argv) {
     return Median(gbps);
   };
   const int sms = prop.multiProcessorCount;
+  if (FLAGS_mode == "bulk_ring") {
+    constexpr int kThreads = 256;
+    std::printf("{\n  \"gpu\": \"%s\", \"sm_count\": %d, \"bytes\": %zu, \"reps\": %d,\n", prop.name, sms, bytes,
+                FLAGS_reps);
+    const float plain = measure(sms, 512), plain_one = measure(1, 512);
+    if (plain < 0 || plain_one < 0) return 1;
+    std::printf("  \"plain_1x512\": {\"gbps\": %.1f, \"one_sm_gbps\": %.1f},\n  \"bulk_ring\": [\n", plain, plain_one);
+    bool first_ring = true;
+    for (uint32_t chunk : {8192u, 16384u, 32768u, 65536u}) {
+      for (int stages : {2, 3, 6, 12}) {
+        if (static_cast<size_t>(chunk) * stages > prop.sharedMemPerBlockOptin) continue;
+        const float all = measure(sms, kThreads, chunk, stages), one = measure(1, kThreads, chunk, stages);
+        if (all < 0 || one < 0) return 1;
+        std::printf("%s    {\"chunk\": %u, \"stages\": %d, \"threads\": %d, \"gbps\": %.1f, \"one_sm_gbps\": %.1f}",
+                    first_ring ? "" : ",\n", chunk, stages, kThreads, all, one);
+        first_ring = false;
+      }
+    }
+    std::printf("\n  ]\n}\n");
+    cudaFree(data);
+    cudaFree(sink);
+    return 0;
+  }
   std::printf("{\n  \"gpu\": \"%s\", \"sm_count\": %d, \"bytes\": %zu, \"reps\": %d,\n  \"shapes\": [\n", prop.name,
               sms, bytes, FLAGS_reps);
   float best = 0;
