@@ -82,6 +82,45 @@ __global__ void StreamReadBulkKernel(const uint8_t* data, size_t bytes, uint32_t
 #endif
 }
 
+// StreamGemv's kernel (stream_read.h): rows [r0, r1) of block b; warp w takes rows
+// r0 + (w + g * warps) * kRows + u, u < kRows, issuing all their loads before the dots.
+template <int kRows>
+__global__ void StreamGemvKernel(const uint4* w, size_t rows, float* y) {
+  constexpr int kPerLane = kGemvStreamK / 8 / 32;  // 16-byte loads per lane per row
+  __shared__ __align__(16) float xs[kGemvStreamK];
+  for (int i = threadIdx.x; i < kGemvStreamK; i += blockDim.x) xs[i] = 0.125f * static_cast<float>(i % 7 + 1);
+  __syncthreads();
+  const size_t per_block = (rows + gridDim.x - 1) / gridDim.x;
+  const size_t r0 = min(per_block * blockIdx.x, rows), r1 = min(r0 + per_block, rows);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  for (size_t base = r0 + static_cast<size_t>(warp) * kRows; base < r1; base += static_cast<size_t>(warps) * kRows) {
+    uint4 v[kRows][kPerLane];
+#pragma unroll
+    for (int u = 0; u < kRows; ++u) {
+#pragma unroll
+      for (int i = 0; i < kPerLane; ++i) {
+        v[u][i] = base + u < r1 ? __ldg(w + (base + u) * (kGemvStreamK / 8) + lane + 32 * i) : make_uint4(0, 0, 0, 0);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kRows; ++u) {
+      float acc = 0;
+#pragma unroll
+      for (int i = 0; i < kPerLane; ++i) {
+        const float* x = xs + (lane + 32 * i) * 8;
+        const uint4 q = v[u][i];
+        acc += __uint_as_float(q.x << 16) * x[0] + __uint_as_float(q.x & 0xFFFF0000u) * x[1] +
+               __uint_as_float(q.y << 16) * x[2] + __uint_as_float(q.y & 0xFFFF0000u) * x[3] +
+               __uint_as_float(q.z << 16) * x[4] + __uint_as_float(q.z & 0xFFFF0000u) * x[5] +
+               __uint_as_float(q.w << 16) * x[6] + __uint_as_float(q.w & 0xFFFF0000u) * x[7];
+      }
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+      if (lane == 0 && base + u < r1) y[base + u] = acc;
+    }
+  }
+}
+
 // Times one launch of `launch` (CUDA events); returns a CUDA error string, empty on success.
 template <typename Launch>
 std::string Timed(const char* what, Launch&& launch, float* ms) {
@@ -126,6 +165,25 @@ std::string StreamReadBulk(const void* data, size_t bytes, int blocks, int threa
   if (err != cudaSuccess) return std::string("cudaFuncSetAttribute: ") + cudaGetErrorString(err);
   return Timed("bulk stream read", [&] {
     StreamReadBulkKernel<<<blocks, threads, ring>>>(static_cast<const uint8_t*>(data), bytes, chunk, stages, sink);
+  }, ms);
+}
+
+std::string StreamGemv(const void* data, size_t bytes, int blocks, int threads, int rows_in_flight, float* y,
+                       float* ms, int* blocks_per_sm) {
+  const void* kernel = rows_in_flight == 1   ? reinterpret_cast<const void*>(StreamGemvKernel<1>)
+                       : rows_in_flight == 2 ? reinterpret_cast<const void*>(StreamGemvKernel<2>)
+                       : rows_in_flight == 4 ? reinterpret_cast<const void*>(StreamGemvKernel<4>)
+                                             : nullptr;
+  if (kernel == nullptr) return "rows_in_flight " + std::to_string(rows_in_flight) + ": give 1, 2 or 4";
+  const cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, kernel, threads, 0);
+  if (err != cudaSuccess) return std::string("cudaOccupancyMaxActiveBlocksPerMultiprocessor: ") + cudaGetErrorString(err);
+  if (*blocks_per_sm == 0) return "";
+  const size_t rows = bytes / (2 * kGemvStreamK);
+  const uint4* w = static_cast<const uint4*>(data);
+  return Timed("gemv stream read", [&] {
+    if (rows_in_flight == 1) StreamGemvKernel<1><<<blocks, threads>>>(w, rows, y);
+    if (rows_in_flight == 2) StreamGemvKernel<2><<<blocks, threads>>>(w, rows, y);
+    if (rows_in_flight == 4) StreamGemvKernel<4><<<blocks, threads>>>(w, rows, y);
   }, ms);
 }
 

@@ -1,13 +1,16 @@
 // `floor`: achieved read bandwidth on this GPU for a buffer the size of a model, best over
 // launch shapes, and against the number of active SMs (one block per SM). Prints JSON.
 //
-//   floor [--bytes=2471628800] [--reps=20] [--mode=plain|bulk_ring]
+//   floor [--bytes=2471628800] [--reps=20] [--mode=plain|bulk_ring|gemv]
 //
 // The floor per token of a model is then (weight bytes + K/V bytes at the context) / best.
 // --mode=bulk_ring (sm_90) instead measures the read through shared memory by bulk copies
 // (cuda/stream_read.h StreamReadBulk) at one block per SM, for rings of several chunk sizes
 // and depths, on all SMs and on one, beside the plain read at the worker's 1 x 512 shape:
 // whether a copy ring can carry the worker's weight stream at the floor's rate.
+// --mode=gemv measures the read done as the worker's GEMV loop does it (StreamGemv: BF16
+// rows of 2,048 against x in shared memory, one warp per row, 1, 2 or 4 rows' loads in
+// flight per warp) for launch shapes around the worker's 1 x 512, beside the plain read.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -21,7 +24,8 @@
 
 DEFINE_uint64(bytes, 2471628800ull, "Buffer size (default: Llama-3.2-1B's BF16 weights).");
 DEFINE_int32(reps, 20, "Timed repetitions per configuration (median reported).");
-DEFINE_string(mode, "plain", "plain: the floor (plain loads, launch shapes, active SMs); bulk_ring: bulk-copy rings.");
+DEFINE_string(mode, "plain", "plain: the floor (plain loads, launch shapes, active SMs); bulk_ring: bulk-copy "
+              "rings; gemv: the worker's GEMV loop.");
 
 namespace {
 
@@ -49,8 +53,8 @@ int main(int argc, char** argv) {
       !Check(cudaMemset(data, 0x5A, bytes), "cudaMemset")) {
     return 1;
   }
-  if (FLAGS_mode != "plain" && FLAGS_mode != "bulk_ring") {
-    std::fprintf(stderr, "error: --mode=%s: give plain or bulk_ring\n", FLAGS_mode.c_str());
+  if (FLAGS_mode != "plain" && FLAGS_mode != "bulk_ring" && FLAGS_mode != "gemv") {
+    std::fprintf(stderr, "error: --mode=%s: give plain, bulk_ring or gemv\n", FLAGS_mode.c_str());
     return 2;
   }
   // GB/s, median of --reps after 2 warm-ups; chunk 0: plain loads, else a bulk ring.
@@ -69,6 +73,47 @@ int main(int argc, char** argv) {
     return Median(gbps);
   };
   const int sms = prop.multiProcessorCount;
+  if (FLAGS_mode == "gemv") {
+    float* y = nullptr;
+    if (!Check(cudaMalloc(&y, bytes / (2 * tileinfer::kGemvStreamK) * sizeof(float) + 16), "cudaMalloc (y)")) return 1;
+    std::printf("{\n  \"gpu\": \"%s\", \"sm_count\": %d, \"bytes\": %zu, \"reps\": %d, \"k\": %d,\n  \"gemv\": [\n",
+                prop.name, sms, bytes, FLAGS_reps, tileinfer::kGemvStreamK);
+    bool first_gemv = true;
+    for (int per_sm : {1, 2}) {
+      for (int threads : {256, 512, 1024}) {
+        if (per_sm * threads > 2048) continue;
+        const float plain = measure(per_sm * sms, threads);
+        if (plain < 0) return 1;
+        for (int rows : {1, 2, 4}) {
+          std::vector<float> gbps;
+          int fit = 0;
+          for (int r = 0; r < FLAGS_reps + 2 && fit >= 0; ++r) {
+            float ms = 0;
+            const std::string err = tileinfer::StreamGemv(data, bytes, per_sm * sms, threads, rows, y, &ms, &fit);
+            if (!err.empty()) {
+              std::fprintf(stderr, "error: %s\n", err.c_str());
+              return 1;
+            }
+            if (fit < per_sm) break;  // registers: this shape does not fit
+            if (r >= 2) gbps.push_back(static_cast<float>(bytes / (ms * 1e6)));
+          }
+          std::printf("%s    {\"blocks_per_sm\": %d, \"threads\": %d, \"rows_in_flight\": %d, \"plain_gbps\": %.1f, ",
+                      first_gemv ? "" : ",\n", per_sm, threads, rows, plain);
+          if (gbps.empty()) {
+            std::printf("\"gemv_gbps\": null, \"fits_per_sm\": %d}", fit);
+          } else {
+            std::printf("\"gemv_gbps\": %.1f}", Median(gbps));
+          }
+          first_gemv = false;
+        }
+      }
+    }
+    std::printf("\n  ]\n}\n");
+    cudaFree(y);
+    cudaFree(data);
+    cudaFree(sink);
+    return 0;
+  }
   if (FLAGS_mode == "bulk_ring") {
     constexpr int kThreads = 256;
     std::printf("{\n  \"gpu\": \"%s\", \"sm_count\": %d, \"bytes\": %zu, \"reps\": %d,\n", prop.name, sms, bytes,
