@@ -43,6 +43,10 @@ bool Check(cudaError_t err, const char* what) {
 
 int main(int argc, char** argv) {
   gflags::ParseCommandLineFlags(&argc, &argv, true);
+  if (FLAGS_mode != "plain" && FLAGS_mode != "bulk_ring" && FLAGS_mode != "gemv") {
+    std::fprintf(stderr, "error: --mode=%s: give plain, bulk_ring or gemv\n", FLAGS_mode.c_str());
+    return 2;
+  }
   cudaDeviceProp prop;
   if (!Check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties")) return 1;
   const size_t bytes = FLAGS_bytes / 16 * 16;
@@ -52,10 +56,6 @@ int main(int argc, char** argv) {
       !Check(cudaMalloc(&sink, 4096 * sizeof(uint32_t)), "cudaMalloc (sink)") ||
       !Check(cudaMemset(data, 0x5A, bytes), "cudaMemset")) {
     return 1;
-  }
-  if (FLAGS_mode != "plain" && FLAGS_mode != "bulk_ring" && FLAGS_mode != "gemv") {
-    std::fprintf(stderr, "error: --mode=%s: give plain, bulk_ring or gemv\n", FLAGS_mode.c_str());
-    return 2;
   }
   // GB/s, median of --reps after 2 warm-ups; chunk 0: plain loads, else a bulk ring.
   auto measure = [&](int blocks, int threads, uint32_t chunk = 0, int stages = 0) -> float {
