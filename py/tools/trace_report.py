@@ -1,6 +1,6 @@
 """Where one token's time goes, from a worker trace (`gpu_check --trace_out`).
 
-Usage: PYTHONPATH=py python3 py/tools/trace_report.py --trace=T.json[.gz] [--bandwidth_gbps=4540]
+Usage: PYTHONPATH=py python3 py/tools/trace_report.py --trace=T.json[.xz|.gz] [--bandwidth_gbps=4540]
            [--png=OUT.png] [--balance_png=OUT.png]
 
 The trace holds, for one step, every task's begin and end and every worker's arrival at and
@@ -19,6 +19,7 @@ the busiest worker's bytes over the mean (needs matplotlib).
 import collections
 import gzip
 import json
+import lzma
 import statistics
 import sys
 
@@ -29,7 +30,7 @@ from planner.validate import attention_chunk
 from tools import plot
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("trace", None, "Trace JSON from gpu_check --trace_out (.gz accepted).")
+flags.DEFINE_string("trace", None, "Trace JSON from gpu_check --trace_out (.xz and .gz accepted).")
 flags.DEFINE_float("bandwidth_gbps", 4540.5, "Streaming bandwidth for the ideal time (GB/s; the "
                    "measured floor, results/*/floor.json best_gbps).")
 flags.DEFINE_string("png", None, "Write the timeline and the split here (matplotlib).")
@@ -43,7 +44,7 @@ WEIGHT_KINDS = tuple(OPCODES[OP[n]] for n in ("RMSNORM_GEMV", "ATTN_OUT", "FFN",
 
 def load(path):
     """The trace as a dict (see gpu_check.cc WriteTrace); raises ValueError if it is empty."""
-    opener = gzip.open if path.endswith(".gz") else open
+    opener = gzip.open if path.endswith(".gz") else lzma.open if path.endswith(".xz") else open
     with opener(path, "rt") as f:
         trace = json.load(f)
     if not any(t[8] for t in trace["tasks"]):

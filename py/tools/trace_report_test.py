@@ -1,6 +1,7 @@
 """trace_report on a hand-made trace whose split is known."""
 import gzip
 import json
+import lzma
 import sys
 
 import pytest
@@ -28,9 +29,10 @@ def make_trace():
                 attention_min_chunk=4, tasks=tasks, barriers=barriers)
 
 
-def test_split_of_a_known_trace(tmp_path):
-    path = tmp_path / "t.json.gz"
-    with gzip.open(path, "wt") as f:
+@pytest.mark.parametrize("suffix, opener", [(".gz", gzip.open), (".xz", lzma.open), ("", open)])
+def test_split_of_a_known_trace(tmp_path, suffix, opener):
+    path = tmp_path / ("t.json" + suffix)
+    with opener(path, "wt") as f:
         json.dump(make_trace(), f)
     trace = trace_report.load(str(path))
     rows, split = trace_report.analyse(trace, bandwidth_gbps=0.1)  # 100 bytes/us

@@ -41,7 +41,7 @@ for m in $MODELS; do
       line=$(grep -E 'determinism|trace at|FAIL' <<< "$log" | sed -E 's|/tmp/tileinfer_models/[^ ]*||' | tr '\n' ' ')
       [ $r = 0 ] || { rc=1; line="$line [exit $r: $(tail -2 <<< "$log" | tr '\n' ' ')]"; }
       echo "$m $side round $round: $line" | tee -a "$OUT/ab_compare.txt"
-      for c in 32 4064; do [ $round = 1 ] && gzip -c "$W/trace_${m}_${side}_$c.json" > "$OUT/trace_${m}_${side}_$c.json.gz"; done
+      for c in 32 4064; do [ $round = 1 ] && xz -c "$W/trace_${m}_${side}_$c.json" > "$OUT/trace_${m}_${side}_$c.json.xz"; done
     done
   done
 done

@@ -75,8 +75,8 @@ for stage in "$@"; do
       for m in llama1b_shape smollm2_shape; do
         $B/gpu_check --package="$W/$m.tpkg" --contexts=1 --cpu_contexts=1 --runs=0 --sampling_checks=0 \
           --trace_out="$W/trace_$m" --trace_contexts=32,4064 | grep -E "trace|PASS|FAIL" || rc=1
-        gzip -c "$W/trace_${m}_32.json" > "$OUT/trace_${m}_32.json.gz"
-        gzip -c "$W/trace_${m}_4064.json" > "$OUT/trace_${m}_4064.json.gz"
+        xz -c "$W/trace_${m}_32.json" > "$OUT/trace_${m}_32.json.xz"
+        xz -c "$W/trace_${m}_4064.json" > "$OUT/trace_${m}_4064.json.xz"
       done ;;
     soak)
       step "soak: 20 generations of 1000 tokens, bit-identical (tokens and final logits)"

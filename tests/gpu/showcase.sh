@@ -5,7 +5,7 @@
 # floor.json; MODEL/results.{json,md}, MODEL/latency.png (py/tools/showcase.py: TileInfer,
 # torch.compile + CUDA graph, plain CUDA graph, HF eager; interleaved blocks; medians; 95% CI
 # of the paired differences), MODEL/bandwidth.png (the floor against active SMs);
-# MODEL/trace_{32,4064}.json.gz with report_*.txt, timeline_*.png and balance_*.png (bytes per
+# MODEL/trace_{32,4064}.json.xz with report_*.txt, timeline_*.png and balance_*.png (bytes per
 # worker per wave; py/tools/trace_report.py). Copy $OUT to results/DATE-GPU-showcase/.
 #   bash tests/gpu/showcase.sh build_llamacpp   builds llama-bench (CUDA, sm_90, static ggml,
 #     ~5.5 min) from .gpu/llamacpp_src.tgz (tests/gpu/prepare_llamacpp.sh) into /tmp/llamacpp
@@ -54,7 +54,7 @@ if [ "${SHOWCASE_TRACE:-1}" != 0 ]; then
     --trace_out="$W/trace_$MODEL" --trace_contexts=32,4064 | grep -E "trace|FAIL"
   best=$(python3 -c "import json; print(json.load(open('$OUT/floor.json'))['best_gbps'])")
   for c in 32 4064; do
-    gzip -c "$W/trace_${MODEL}_$c.json" > "$OUT/$MODEL/trace_$c.json.gz"
+    xz -c "$W/trace_${MODEL}_$c.json" > "$OUT/$MODEL/trace_$c.json.xz"
     python3 py/tools/trace_report.py --trace="$W/trace_${MODEL}_$c.json" --bandwidth_gbps="$best" \
       --png="$OUT/$MODEL/timeline_$c.png" --balance_png="$OUT/$MODEL/balance_$c.png" > "$OUT/$MODEL/report_$c.txt"
     tail -1 "$OUT/$MODEL/report_$c.txt"
