@@ -1,0 +1,37 @@
+# Python helpers shared by the emulator's compare_*.py and mutate*.py (this folder; ffn/ and direct/
+# add it to sys.path).
+import os, re, subprocess
+import numpy as np
+
+def bf16_to_f64(u):
+    """uint16 BF16 bits -> float64 values."""
+    return (u.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+def bits_equal(a, b):
+    """bitwise (uint32 views: -0.0 != +0.0, NaN payloads count)."""
+    return a.shape == b.shape and bool(np.array_equal(a.view(np.uint32), b.view(np.uint32)))
+
+def run_bin(exe, args, fn):
+    """run an emulator binary with args and output file fn; returns (CompletedProcess, reader or None
+    when it wrote no file, e.g. a crash). The file is deleted after reading."""
+    r = subprocess.run([exe, *map(str, args), fn], capture_output=True, text=True)
+    if not os.path.exists(fn): return r, None
+    raw = open(fn, "rb").read(); os.unlink(fn)
+    return r, Reader(raw)
+
+class Reader:
+    """sequential reader of a binary's output file: take(n, dtype) -> the next n values."""
+    def __init__(self, raw): self.raw, self.o = raw, 0
+    def take(self, n, dt):
+        sz = n*np.dtype(dt).itemsize; a = np.frombuffer(self.raw[self.o:self.o+sz], dt); self.o += sz; return a
+
+def reports(r):
+    """the checker's and harness's report lines of a run (everything but the final 'barriers ...' line)."""
+    return [x for x in (r.stdout + r.stderr).strip().splitlines() if not x.startswith("barriers")]
+
+def syncthreads_mutants(lines):
+    """(line number, lines with that line's __syncthreads() deleted) for each line that has one."""
+    for i, line in enumerate(lines):
+        if re.search(r"__syncthreads\(\)", line):
+            v = list(lines); v[i] = re.sub(r"__syncthreads\(\)", "/*DELETED*/(void)0", line)
+            yield i + 1, v
