@@ -5,6 +5,8 @@
 
 #include <cuda_runtime.h>
 
+#include "cuda/common.cuh"  // the worker's Dot8 and WarpSum, for StreamGemv
+
 namespace tileinfer {
 namespace {
 
@@ -106,16 +108,8 @@ __global__ void StreamGemvKernel(const uint4* w, size_t rows, float* y) {
     for (int u = 0; u < kRows; ++u) {
       float acc = 0;
 #pragma unroll
-      for (int i = 0; i < kPerLane; ++i) {
-        const float* x = xs + (lane + 32 * i) * 8;
-        const uint4 q = v[u][i];
-        acc += __uint_as_float(q.x << 16) * x[0] + __uint_as_float(q.x & 0xFFFF0000u) * x[1] +
-               __uint_as_float(q.y << 16) * x[2] + __uint_as_float(q.y & 0xFFFF0000u) * x[3] +
-               __uint_as_float(q.z << 16) * x[4] + __uint_as_float(q.z & 0xFFFF0000u) * x[5] +
-               __uint_as_float(q.w << 16) * x[6] + __uint_as_float(q.w & 0xFFFF0000u) * x[7];
-      }
-#pragma unroll
-      for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+      for (int i = 0; i < kPerLane; ++i) acc += device::Dot8(v[u][i], xs + (lane + 32 * i) * 8);
+      acc = device::WarpSum(acc);
       if (lane == 0 && base + u < r1) y[base + u] = acc;
     }
   }
@@ -168,23 +162,32 @@ std::string StreamReadBulk(const void* data, size_t bytes, int blocks, int threa
   }, ms);
 }
 
-std::string StreamGemv(const void* data, size_t bytes, int blocks, int threads, int rows_in_flight, float* y,
-                       float* ms, int* blocks_per_sm) {
-  const void* kernel = rows_in_flight == 1   ? reinterpret_cast<const void*>(StreamGemvKernel<1>)
-                       : rows_in_flight == 2 ? reinterpret_cast<const void*>(StreamGemvKernel<2>)
-                       : rows_in_flight == 4 ? reinterpret_cast<const void*>(StreamGemvKernel<4>)
-                                             : nullptr;
+// StreamGemvKernel<rows_in_flight>, or nullptr for a count it is not built for.
+const void* GemvKernel(int rows_in_flight) {
+  switch (rows_in_flight) {
+    case 1: return reinterpret_cast<const void*>(StreamGemvKernel<1>);
+    case 2: return reinterpret_cast<const void*>(StreamGemvKernel<2>);
+    case 4: return reinterpret_cast<const void*>(StreamGemvKernel<4>);
+    default: return nullptr;
+  }
+}
+
+std::string StreamGemvBlocksPerSm(int threads, int rows_in_flight, int* blocks_per_sm) {
+  const void* kernel = GemvKernel(rows_in_flight);
   if (kernel == nullptr) return "rows_in_flight " + std::to_string(rows_in_flight) + ": give 1, 2 or 4";
   const cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, kernel, threads, 0);
   if (err != cudaSuccess) return std::string("cudaOccupancyMaxActiveBlocksPerMultiprocessor: ") + cudaGetErrorString(err);
-  if (*blocks_per_sm == 0) return "";
-  const size_t rows = bytes / (2 * kGemvStreamK);
+  return "";
+}
+
+std::string StreamGemv(const void* data, size_t bytes, int blocks, int threads, int rows_in_flight, float* y,
+                       float* ms) {
+  const void* kernel = GemvKernel(rows_in_flight);
+  if (kernel == nullptr) return "rows_in_flight " + std::to_string(rows_in_flight) + ": give 1, 2 or 4";
   const uint4* w = static_cast<const uint4*>(data);
-  return Timed("gemv stream read", [&] {
-    if (rows_in_flight == 1) StreamGemvKernel<1><<<blocks, threads>>>(w, rows, y);
-    if (rows_in_flight == 2) StreamGemvKernel<2><<<blocks, threads>>>(w, rows, y);
-    if (rows_in_flight == 4) StreamGemvKernel<4><<<blocks, threads>>>(w, rows, y);
-  }, ms);
+  size_t rows = bytes / (2 * kGemvStreamK);
+  void* args[] = {&w, &rows, &y};
+  return Timed("gemv stream read", [&] { cudaLaunchKernel(kernel, dim3(blocks), dim3(threads), args, 0, nullptr); }, ms);
 }
 
 }  // namespace tileinfer

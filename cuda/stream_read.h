@@ -26,12 +26,16 @@ std::string StreamReadBulk(const void* data, size_t bytes, int blocks, int threa
 // The same read as the worker's GEMV loop does it: `data` as BF16 rows of kGemvStreamK
 // values, y[r] = row r . x with x (FP32, kGemvStreamK) in shared memory, one warp per row,
 // each lane 8 x 16-byte loads per row, `rows_in_flight` (1, 2 or 4) rows' loads issued per
-// warp before any is used. Each block takes a contiguous share of the rows. `y`: device,
-// bytes / (2 * kGemvStreamK) floats. Separates the GEMV loop's own rate from the rest of
-// a task (norm, phases, tails). *blocks_per_sm: how many such blocks fit on an SM (0: this
-// shape cannot launch; then nothing runs and the result is empty).
+// warp before any is used, each dot the worker's own (cuda/common.cuh Dot8, WarpSum). Each
+// block takes a contiguous share of the rows. `y`: device, bytes / (2 * kGemvStreamK)
+// floats. Separates the GEMV loop's own rate from the rest of a task (norm, phases, tails).
+// Errors as StreamRead's; a shape that does not fit (StreamGemvBlocksPerSm) fails to launch.
 inline constexpr int kGemvStreamK = 2048;
 std::string StreamGemv(const void* data, size_t bytes, int blocks, int threads, int rows_in_flight, float* y,
-                       float* ms, int* blocks_per_sm);
+                       float* ms);
+
+// How many StreamGemv blocks of `threads` fit on one SM (its registers decide; 0: none).
+// Returns a CUDA error string, empty on success.
+std::string StreamGemvBlocksPerSm(int threads, int rows_in_flight, int* blocks_per_sm);
 
 }  // namespace tileinfer

@@ -57,20 +57,27 @@ int main(int argc, char** argv) {
       !Check(cudaMemset(data, 0x5A, bytes), "cudaMemset")) {
     return 1;
   }
-  // GB/s, median of --reps after 2 warm-ups; chunk 0: plain loads, else a bulk ring.
-  auto measure = [&](int blocks, int threads, uint32_t chunk = 0, int stages = 0) -> float {
+  // GB/s of the buffer read by run(&ms) (an error string, empty on success): the median of
+  // --reps runs after 2 warm-ups; -1 after printing the error.
+  auto median_gbps = [&](auto&& run) -> float {
     std::vector<float> gbps;
     for (int r = 0; r < FLAGS_reps + 2; ++r) {
       float ms = 0;
-      const std::string err = chunk == 0 ? tileinfer::StreamRead(data, bytes, blocks, threads, sink, &ms)
-                                         : tileinfer::StreamReadBulk(data, bytes, blocks, threads, chunk, stages, sink, &ms);
+      const std::string err = run(&ms);
       if (!err.empty()) {
         std::fprintf(stderr, "error: %s\n", err.c_str());
         return -1;
       }
-      if (r >= 2) gbps.push_back(static_cast<float>(bytes / (ms * 1e6)));  // 2 warm-ups
+      if (r >= 2) gbps.push_back(static_cast<float>(bytes / (ms * 1e6)));
     }
     return Median(gbps);
+  };
+  // chunk 0: plain loads, else a bulk ring.
+  auto measure = [&](int blocks, int threads, uint32_t chunk = 0, int stages = 0) -> float {
+    return median_gbps([&](float* ms) {
+      return chunk == 0 ? tileinfer::StreamRead(data, bytes, blocks, threads, sink, ms)
+                        : tileinfer::StreamReadBulk(data, bytes, blocks, threads, chunk, stages, sink, ms);
+    });
   };
   const int sms = prop.multiProcessorCount;
   if (FLAGS_mode == "gemv") {
@@ -85,26 +92,23 @@ int main(int argc, char** argv) {
         const float plain = measure(per_sm * sms, threads);
         if (plain < 0) return 1;
         for (int rows : {1, 2, 4}) {
-          std::vector<float> gbps;
           int fit = 0;
-          for (int r = 0; r < FLAGS_reps + 2 && fit >= 0; ++r) {
-            float ms = 0;
-            const std::string err = tileinfer::StreamGemv(data, bytes, per_sm * sms, threads, rows, y, &ms, &fit);
-            if (!err.empty()) {
-              std::fprintf(stderr, "error: %s\n", err.c_str());
-              return 1;
-            }
-            if (fit < per_sm) break;  // registers: this shape does not fit
-            if (r >= 2) gbps.push_back(static_cast<float>(bytes / (ms * 1e6)));
+          const std::string err = tileinfer::StreamGemvBlocksPerSm(threads, rows, &fit);
+          if (!err.empty()) {
+            std::fprintf(stderr, "error: %s\n", err.c_str());
+            return 1;
           }
           std::printf("%s    {\"blocks_per_sm\": %d, \"threads\": %d, \"rows_in_flight\": %d, \"plain_gbps\": %.1f, ",
                       first_gemv ? "" : ",\n", per_sm, threads, rows, plain);
-          if (gbps.empty()) {
-            std::printf("\"gemv_gbps\": null, \"fits_per_sm\": %d}", fit);
-          } else {
-            std::printf("\"gemv_gbps\": %.1f}", Median(gbps));
-          }
           first_gemv = false;
+          if (fit < per_sm) {  // registers: this shape does not fit
+            std::printf("\"gemv_gbps\": null, \"fits_per_sm\": %d}", fit);
+            continue;
+          }
+          const float gemv = median_gbps(
+              [&](float* ms) { return tileinfer::StreamGemv(data, bytes, per_sm * sms, threads, rows, y, ms); });
+          if (gemv < 0) return 1;
+          std::printf("\"gemv_gbps\": %.1f}", gemv);
         }
       }
     }
