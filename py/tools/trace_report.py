@@ -82,6 +82,7 @@ def analyse(trace, bandwidth_gbps):
         by_wave[t[1]].append(t)
     rows = []
     start = min(t[8] for t in by_wave[0])
+    prev = None  # the last wave that ran: a skipped wave has no exit times
     for v in range(waves):
         if not any(exit_[v]):  # skipped wave (LM_HEAD on a step without logits)
             continue
@@ -92,7 +93,7 @@ def analyse(trace, bandwidth_gbps):
         # The slowest worker: its wait from the previous exit to its first task.
         slow = max(range(workers), key=lambda w: arrive[v][w])
         mine = [t for t in tasks if t[0] == slow]
-        prev_exit = exit_[v - 1][slow] if v else start
+        prev_exit = exit_[prev][slow] if prev is not None else start
         rows.append(dict(
             wave=v, kind=kind, span=(first_exit - start) / 1e3, work=(last_arrival - start) / 1e3,
             barrier=(first_exit - last_arrival) / 1e3, ideal=nbytes / bandwidth_gbps / 1e3,
@@ -101,6 +102,7 @@ def analyse(trace, bandwidth_gbps):
             task_time=sum(t[9] - t[8] for t in mine) / 1e3,
             task_us=[(t[9] - t[8]) / 1e3 for t in tasks]))
         start = first_exit
+        prev = v
     split = collections.OrderedDict(
         (k, 0.0) for k in ("ideal streaming", "GEMV below the roofline", "attention",
                            "barriers", "rest"))

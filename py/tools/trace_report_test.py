@@ -56,6 +56,22 @@ def test_split_of_a_known_trace(tmp_path, suffix, opener):
     assert "LM_HEAD" in text and "token:" in text
 
 
+def test_a_skipped_wave_is_left_out():
+    # Wave 1 did not run (no task times, no barrier): wave 2's first-task delay counts from
+    # wave 0's exit, the last one that ran (worker 1, the slowest in wave 2: 1100 -> 4400).
+    trace = make_trace()
+    for t in trace["tasks"]:
+        if t[1] == 1:
+            t[8] = t[9] = 0
+    for b in trace["barriers"]:
+        if b[1] == 1:
+            b[2] = b[3] = 0
+    rows, _ = trace_report.analyse(trace, bandwidth_gbps=0.1)
+    assert [r["kind"] for r in rows] == ["EMBED", "LM_HEAD"]
+    assert rows[1]["first_task_delay"] == pytest.approx(3.3)
+    assert rows[1]["span"] == pytest.approx(6.0)  # from wave 0's first exit (1000) to 7000
+
+
 def test_balance_of_a_known_trace():
     grid, ratio = trace_report.balance(make_trace())
     # Wave 1: each worker 2 rows x hidden 4 x 2 bytes; wave 2: 5 rows each (LM_HEAD).
