@@ -54,14 +54,10 @@ __device__ __forceinline__ float Dot8(const uint4 v, const float* xs) {
          Bf16Lo(v.z) * xs[4] + Bf16Hi(v.z) * xs[5] + Bf16Lo(v.w) * xs[6] + Bf16Hi(v.w) * xs[7];
 }
 
-// `shared`: w points into shared memory (a staged row, see stage.cuh), not global memory.
-__device__ __forceinline__ float WarpDotBf16(const uint16_t* w, const float* x, int k, bool shared = false) {
+__device__ __forceinline__ float WarpDotBf16(const uint16_t* w, const float* x, int k) {
   const int lane = threadIdx.x & 31;
   float acc = 0;
-  if (shared) {  // staged rows are whole and 16-byte aligned (StageTask)
-    const uint4* w8 = reinterpret_cast<const uint4*>(w);
-    for (int i = lane; i < (k >> 3); i += 32) acc += Dot8(w8[i], x + i * 8);
-  } else if ((k & 7) == 0 && (reinterpret_cast<uintptr_t>(w) & 15) == 0) {
+  if ((k & 7) == 0 && (reinterpret_cast<uintptr_t>(w) & 15) == 0) {
     const uint4* w8 = reinterpret_cast<const uint4*>(w);
     const int n = k >> 3;
     for (int base = 0; base < n; base += 32 * kDotUnroll) {
@@ -81,6 +77,41 @@ __device__ __forceinline__ float WarpDotBf16(const uint16_t* w, const float* x, 
     for (int i = lane; i < k; i += 32) acc += Bf16(__ldg(w + i)) * x[i];
   }
   return WarpSum(acc);
+}
+
+// Two rows against the same x at once: every load of both rows is issued before either is
+// used (twice the bytes in flight per warp), and each row is summed in exactly
+// WarpDotBf16's order (bit-identical). Rows in global memory; when k or an address does not
+// allow 16-byte loads, two WarpDotBf16 calls. Every lane gets (row a . x, row b . x).
+__device__ __forceinline__ float2 WarpDot2Bf16(const uint16_t* wa, const uint16_t* wb, const float* x, int k) {
+  if ((k & 7) != 0 || ((reinterpret_cast<uintptr_t>(wa) | reinterpret_cast<uintptr_t>(wb)) & 15) != 0) {
+    return make_float2(WarpDotBf16(wa, x, k), WarpDotBf16(wb, x, k));
+  }
+  const int lane = threadIdx.x & 31;
+  const uint4* a8 = reinterpret_cast<const uint4*>(wa);
+  const uint4* b8 = reinterpret_cast<const uint4*>(wb);
+  const int n = k >> 3;
+  float acc_a = 0, acc_b = 0;
+  for (int base = 0; base < n; base += 32 * kDotUnroll) {
+    uint4 va[kDotUnroll], vb[kDotUnroll];
+#pragma unroll
+    for (int u = 0; u < kDotUnroll; ++u) {
+      const int i = base + lane + 32 * u;
+      va[u] = i < n ? __ldg(a8 + i) : make_uint4(0, 0, 0, 0);
+      vb[u] = i < n ? __ldg(b8 + i) : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < kDotUnroll; ++u) {
+      const int i = base + lane + 32 * u;
+      if (i < n) acc_a += Dot8(va[u], x + i * 8);
+    }
+#pragma unroll
+    for (int u = 0; u < kDotUnroll; ++u) {
+      const int i = base + lane + 32 * u;
+      if (i < n) acc_b += Dot8(vb[u], x + i * 8);
+    }
+  }
+  return make_float2(WarpSum(acc_a), WarpSum(acc_b));
 }
 
 // xn = x * g / sqrt(mean(x^2) + eps) into shared memory (RMSNorm). x is an activation
@@ -138,15 +169,6 @@ struct StepContext {
   int pos;     // its position
   float* smem; // dynamic shared memory (work area)
   float* scratch;  // kWarps floats of static shared memory
-  const uint8_t* stage;  // the task's staged weight bytes (stage.cuh)
-  uint64_t staged;       // how many: bytes [0, staged) of its weight stream
-  // A weight row of `row_bytes` at `offset` in the task's weight stream (its ranges back to
-  // back): in shared memory when staged, else `global_row`. Sets *shared accordingly.
-  __device__ const uint16_t* Row(const uint16_t* global_row, uint64_t offset, uint64_t row_bytes,
-                                 bool* shared) const {
-    *shared = (row_bytes & 15) == 0 && offset + row_bytes <= staged;
-    return *shared ? reinterpret_cast<const uint16_t*>(stage + offset) : global_row;
-  }
   __device__ const uint16_t* Bf16Tensor(uint32_t id) const {
     return static_cast<const uint16_t*>(p.tensors[id]);
   }
@@ -154,17 +176,23 @@ struct StepContext {
 };
 
 // The GEMV row loop of RMSNORM_GEMV, ATTN_OUT and LM_HEAD: one warp per output row r in
-// [row_begin, row_end) of W (rows of k BF16 values, staged rows read from shared memory),
-// y = W[r] . x; then out(r, y) in every lane of the warp (lane 0 stores).
-template <typename Out>
+// [row_begin, row_end) of W (rows of k BF16 values),
+// y = W[r] . x; then out(r, y) in every lane of the warp (lane 0 stores), rows in ascending
+// order within a warp. With kPairs, a warp with two rows left (r and r + kWarps) loads them together (WarpDot2Bf16).
+template <bool kPairs = true, typename Out>
 __device__ __forceinline__ void WarpRowsGemv(const format::TaskRecord& t, const StepContext& c,
                                              const uint16_t* w, const float* x, int k, Out&& out) {
   const int warp = threadIdx.x >> 5;
   for (uint32_t r = t.row_begin + warp; r < t.row_end; r += kWarps) {
-    bool shared;
-    const uint16_t* row = c.Row(w + static_cast<size_t>(r) * k, uint64_t(r - t.row_begin) * k * 2,
-                                uint64_t(k) * 2, &shared);
-    out(r, WarpDotBf16(row, x, k, shared));
+    const uint16_t* row = w + static_cast<size_t>(r) * k;
+    if (kPairs && r + kWarps < t.row_end) {
+      const float2 y = WarpDot2Bf16(row, row + static_cast<size_t>(kWarps) * k, x, k);
+      out(r, y.x);
+      out(r + kWarps, y.y);
+      r += kWarps;
+      continue;
+    }
+    out(r, WarpDotBf16(row, x, k));
   }
 }
 

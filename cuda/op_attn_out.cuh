@@ -5,7 +5,8 @@
 // Chunks are added in index order; empty chunks (m = -inf, l = 0) contribute nothing and
 // are skipped without being read. The merge runs in three phases (every chunk's m and l;
 // the per-head weights; the weighted sums), so that each phase's loads are in flight
-// together rather than one dependent round trip per element and chunk.
+// together rather than one dependent round trip per element and chunk; with one non-empty
+// chunk (short contexts) it is a single phase.
 #pragma once
 #include "cuda/common.cuh"
 
@@ -26,44 +27,54 @@ __device__ __forceinline__ void OpAttnOut(const format::TaskRecord& t, const Ste
   float* attn = c.smem;             // Q floats
   float* wgt = attn + Q;            // (NH, nc): m_c, then e^(m_c - m*)
   float* lc = wgt + p.heads * nc;   // (NH, nc): l_c; then [h * nc] = sum_c l_c e^(m_c - m*)
-  // 1. m and l of every (head, non-empty chunk), all loads at once.
-  for (int idx = threadIdx.x; idx < p.heads * nc; idx += kThreads) {
-    const float* pc = part + (static_cast<size_t>(first + idx % nc) * p.heads + idx / nc) * stride;
-    wgt[idx] = pc[HD];
-    lc[idx] = pc[HD + 1];
-  }
-  __syncthreads();
-  // 2. Per head: m* and each chunk's weight; the denominator, chunks in order.
-  for (int h = threadIdx.x; h < p.heads; h += kThreads) {
-    float mx = -INFINITY;
-    for (int k = 0; k < nc; ++k) mx = fmaxf(mx, wgt[h * nc + k]);
-    float l = 0;
-    for (int k = 0; k < nc; ++k) {
-      const float e = expf(wgt[h * nc + k] - mx);
-      wgt[h * nc + k] = e;
-      l += lc[h * nc + k] * e;
+  if (nc == 1) {
+    // One chunk holds every position (contexts up to min_chunk): e = e^(m - m) = 1, so
+    // o = (0 + o_c * 1) / (0 + l_c * 1), the general path's values, with one round trip.
+    for (int i = threadIdx.x; i < Q; i += kThreads) {
+      const int h = i / HD, d = i - h * HD;
+      const float* pc = part + (static_cast<size_t>(first) * p.heads + h) * stride;
+      attn[i] = (0.0f + pc[d]) / (0.0f + pc[HD + 1]);
     }
-    lc[h * nc] = l;
-  }
-  __syncthreads();
-  // 3. o = sum_c o_c e_c / l, chunks in order, four chunks' loads in flight at a time.
-  const size_t chunk_stride = static_cast<size_t>(p.heads) * stride;
-  for (int i = threadIdx.x; i < Q; i += kThreads) {
-    const int h = i / HD, d = i - h * HD;
-    const float* pc = part + (static_cast<size_t>(first) * p.heads + h) * stride + d;
-    const float* e = wgt + h * nc;
-    float o = 0;
-    int k = 0;
-    for (; k + 4 <= nc; k += 4) {
-      const float v0 = pc[k * chunk_stride], v1 = pc[(k + 1) * chunk_stride];
-      const float v2 = pc[(k + 2) * chunk_stride], v3 = pc[(k + 3) * chunk_stride];
-      o += v0 * e[k];
-      o += v1 * e[k + 1];
-      o += v2 * e[k + 2];
-      o += v3 * e[k + 3];
+  } else {
+    // 1. m and l of every (head, non-empty chunk), all loads at once.
+    for (int idx = threadIdx.x; idx < p.heads * nc; idx += kThreads) {
+      const float* pc = part + (static_cast<size_t>(first + idx % nc) * p.heads + idx / nc) * stride;
+      wgt[idx] = pc[HD];
+      lc[idx] = pc[HD + 1];
     }
-    for (; k < nc; ++k) o += pc[k * chunk_stride] * e[k];
-    attn[i] = o / lc[h * nc];
+    __syncthreads();
+    // 2. Per head: m* and each chunk's weight; the denominator, chunks in order.
+    for (int h = threadIdx.x; h < p.heads; h += kThreads) {
+      float mx = -INFINITY;
+      for (int k = 0; k < nc; ++k) mx = fmaxf(mx, wgt[h * nc + k]);
+      float l = 0;
+      for (int k = 0; k < nc; ++k) {
+        const float e = expf(wgt[h * nc + k] - mx);
+        wgt[h * nc + k] = e;
+        l += lc[h * nc + k] * e;
+      }
+      lc[h * nc] = l;
+    }
+    __syncthreads();
+    // 3. o = sum_c o_c e_c / l, chunks in order, four chunks' loads in flight at a time.
+    const size_t chunk_stride = static_cast<size_t>(p.heads) * stride;
+    for (int i = threadIdx.x; i < Q; i += kThreads) {
+      const int h = i / HD, d = i - h * HD;
+      const float* pc = part + (static_cast<size_t>(first) * p.heads + h) * stride + d;
+      const float* e = wgt + h * nc;
+      float o = 0;
+      int k = 0;
+      for (; k + 4 <= nc; k += 4) {
+        const float v0 = pc[k * chunk_stride], v1 = pc[(k + 1) * chunk_stride];
+        const float v2 = pc[(k + 2) * chunk_stride], v3 = pc[(k + 3) * chunk_stride];
+        o += v0 * e[k];
+        o += v1 * e[k + 1];
+        o += v2 * e[k + 2];
+        o += v3 * e[k + 3];
+      }
+      for (; k < nc; ++k) o += pc[k * chunk_stride] * e[k];
+      attn[i] = o / lc[h * nc];
+    }
   }
   __syncthreads();
   const float* resid = c.F32(t.aux_buf);

@@ -32,13 +32,9 @@ __device__ __forceinline__ void OpFfn(const format::TaskRecord& t, const StepCon
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int a = static_cast<int>(t.row_begin), b = static_cast<int>(t.row_end);
   for (int j = a + warp; j < b; j += kWarps) {
-    // Stream order (stage.cuh): gate rows [a, b), then up rows, then down^T rows.
-    const uint64_t row_bytes = uint64_t(H) * 2, range = uint64_t(b - a) * row_bytes;
-    bool sg, su;
-    const uint16_t* gr = c.Row(wg + static_cast<size_t>(j) * H, (j - a) * row_bytes, row_bytes, &sg);
-    const uint16_t* ur = c.Row(wu + static_cast<size_t>(j) * H, range + (j - a) * row_bytes, row_bytes, &su);
-    const float g = WarpDotBf16(gr, xn, H, sg);
-    const float u = WarpDotBf16(ur, xn, H, su);
+    // Gate and up rows together (WarpDot2Bf16).
+    const float2 gu = WarpDot2Bf16(wg + static_cast<size_t>(j) * H, wu + static_cast<size_t>(j) * H, xn, H);
+    const float g = gu.x, u = gu.y;
     if (lane == 0) hbuf[j - a] = g / (1.0f + expf(-g)) * u;
   }
   __syncthreads();
@@ -47,14 +43,8 @@ __device__ __forceinline__ void OpFfn(const format::TaskRecord& t, const StepCon
     constexpr int kRows = 8;  // rows of WdT loaded before they are used (bytes in flight)
     for (int i8 = threadIdx.x; i8 < H / 8; i8 += kThreads) {
       float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-      const uint64_t row_bytes = uint64_t(H) * 2, down = 2 * uint64_t(b - a) * row_bytes;
-      // Row j's 16 bytes for this thread: staged (shared) or global (read-only path).
-      auto load = [&](int j) {
-        bool shared;
-        const uint16_t* row = c.Row(wd + static_cast<size_t>(j) * H, down + (j - a) * row_bytes, row_bytes, &shared);
-        const uint4* p8 = reinterpret_cast<const uint4*>(row) + i8;
-        return shared ? *p8 : __ldg(p8);
-      };
+      // Row j's 16 bytes for this thread (read-only path).
+      auto load = [&](int j) { return __ldg(reinterpret_cast<const uint4*>(wd + static_cast<size_t>(j) * H) + i8); };
       int j = a;
       for (; j + kRows <= b; j += kRows) {
         uint4 v[kRows];

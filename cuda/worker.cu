@@ -18,7 +18,6 @@
 #include "cuda/op_rmsnorm_gemv.cuh"
 #include "cuda/op_sample.cuh"
 #include "cuda/select.h"
-#include "cuda/stage.cuh"
 #include "cuda/worker.h"
 
 namespace cg = cooperative_groups;
@@ -58,7 +57,6 @@ __device__ __forceinline__ void TraceEnd(WorkerParams::TraceEvent* e) {
 // Ends the launch in every block (all reach it at the same step, so no barrier is left
 // waiting); block 0's first thread records the count and the status.
 __device__ __forceinline__ void Finish(const WorkerParams& p, bool recorder, int count, int32_t status) {
-  asm volatile("cp.async.wait_all;\n" ::);  // no copy may outlive the block
   if (recorder) {
     *p.out_count = count;
     *p.out_status = status;
@@ -73,9 +71,8 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
   const uint32_t worker = blockIdx.x;
   const uint32_t first = p.worker_task_begin[worker], last = p.worker_task_begin[worker + 1];
   const bool recorder = worker == 0 && threadIdx.x == 0;
-  uint8_t* stage = reinterpret_cast<uint8_t*>(smem) + p.work_bytes;
   // The worker's records [first, last), copied to shared memory once (4-byte words).
-  auto* records = reinterpret_cast<format::TaskRecord*>(stage + p.stage_bytes);
+  auto* records = reinterpret_cast<format::TaskRecord*>(reinterpret_cast<uint8_t*>(smem) + p.work_bytes);
   const bool cached = p.records_bytes > 0;
   if (cached) {
     static_assert(sizeof(format::TaskRecord) % 4 == 0, "records are copied as 4-byte words");
@@ -85,8 +82,6 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
     for (uint32_t k = threadIdx.x; k < words; k += kThreads) dst[k] = src[k];
     __syncthreads();
   }
-  uint32_t staged_for = 0xFFFFFFFFu;  // the task list entry whose weights are staged
-  uint64_t staged = 0;
   int token = p.forced[0];
   int count = 0;
   for (int s = 0; s < p.n_steps; ++s) {
@@ -105,25 +100,14 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
         const format::TaskRecord t = cached ? records[i - first] : p.tasks[i];  // one copy into registers
         if (static_cast<int>(t.wave) != w) break;
         if (skip) continue;
-        uint64_t task_staged = 0;
-        if (staged_for == i) {
-          WaitStaged();
-          task_staged = staged;
-        }
         if (trace) TraceBegin(p.trace + i);
-        RunTask(t, StepContext{p, token, pos, smem, scratch, stage, task_staged});
+        RunTask(t, StepContext{p, token, pos, smem, scratch});
         if (trace_block) {
           __syncthreads();
           if (trace) TraceEnd(p.trace + i);
         }
       }
       if (!skip) {
-        const uint32_t next = i < last ? i : first;
-        if (p.stage_bytes > 0 && staged_for != next) {  // stage the next task's weights
-          WaitStaged();  // the buffer is free: no copy in flight, no task reading it
-          staged = StageTask(RangesOf(p.tasks[next], p), stage, p.stage_bytes);
-          staged_for = next;
-        }
         if (recorder && !cancel_published) p.cancel_seen[s & 1] = cancel_now;
         cancel_published = true;
         if (trace) TraceBegin(p.trace + p.trace_entries + worker * p.n_waves + w);

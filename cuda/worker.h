@@ -52,12 +52,10 @@ struct WorkerParams {
   const void* const* tensors;         // device pointer per tensor id
   void* const* buffers;               // device pointer per buffer id (ACTIVATION: float*)
 
-  // Dynamic shared memory: a work area, then a staging buffer for the next task's weights
-  // (cuda/stage.cuh; 0 bytes: no staging), then the worker's own task records, copied once
+  // Dynamic shared memory: a work area, then the worker's own task records, copied once
   // per launch so that each task reads its record on chip (records_bytes 0: read from
   // `tasks` in global memory, e.g. when they do not fit).
   uint32_t work_bytes;
-  uint32_t stage_bytes;
   uint32_t records_bytes;
 
   // Model.

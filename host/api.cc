@@ -87,7 +87,6 @@ Status Engine::Open(const std::string& package_path, const EngineOptions& option
       if (dev.count == 0) throw tileinfer::Error("device gpu, but there is no usable GPU (" + dev.why_none + ")");
       GpuOptions gpu;
       gpu.check_target = options.check_target;
-      gpu.stage_bytes = options.gpu_stage_bytes;
       try {
         impl->exec = std::make_unique<GpuExecutor>(*impl->pkg, gpu);
       } catch (const tileinfer::Error& e) {

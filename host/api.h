@@ -35,7 +35,6 @@ struct EngineOptions {
   std::string device = "auto";  // auto (GPU when usable and planned for), cpu, or gpu
   int cpu_threads = 0;          // CPU executor threads; 0: one per hardware thread
   bool check_target = true;     // GPU: refuse a package planned for another GPU or worker
-  uint32_t gpu_stage_bytes = 0; // GPU: shared memory for staging weights (experimental)
 };
 
 struct Message {

@@ -24,7 +24,6 @@ DEFINE_int32(max_new_tokens, 32, "Most tokens to generate (per turn with --chat)
 DEFINE_string(device, "auto", "auto (GPU when there is one and the package was planned for it), cpu, or gpu.");
 DEFINE_int32(threads, 0, "CPU executor threads (0: one per hardware thread).");
 DEFINE_bool(ignore_eos, false, "Keep generating past the model's stop tokens.");
-DEFINE_uint32(stage_bytes, 0, "GPU: shared memory per worker for staging its next task's weights (0: off).");
 DEFINE_double(temperature, 0.0, "Sampling temperature; 0 is greedy (largest logit, lowest id among ties).");
 DEFINE_int32(top_k, 0, "Sample among the k most likely tokens (0: all).");
 DEFINE_double(top_p, 1.0, "Then among the smallest set reaching this probability (1: all).");
@@ -66,7 +65,6 @@ int Run() {
   eo.device = FLAGS_device;
   eo.cpu_threads = FLAGS_threads;
   eo.check_target = FLAGS_check_target;
-  eo.gpu_stage_bytes = FLAGS_stage_bytes;
   std::unique_ptr<api::Engine> engine;
   Ok(api::Engine::Open(UserPath(FLAGS_package), eo, &engine));
   std::fprintf(stderr, "Package %s: running on the %s.\n", FLAGS_package.c_str(), engine->executor_name().c_str());

@@ -42,7 +42,6 @@ DEFINE_int32(runs, 10, "Determinism: generations to compare.");
 DEFINE_int32(tokens, 256, "Determinism: tokens per generation.");
 DEFINE_string(logits_out, "", "Write prompt ids and GPU logits here (see the file comment).");
 DEFINE_string(tokens_out, "", "Write the generation's prompt and tokens here (comma-separated, two lines).");
-DEFINE_uint32(stage_bytes, 0, "GPU: shared memory per worker for staging its next task's weights (0: off).");
 DEFINE_int32(carveout, tileinfer::GpuOptions{}.carveout, "GPU: the worker's preferred shared-memory carveout, percent (0: most L1; -1: driver's choice).");
 DEFINE_bool(cache_records, tileinfer::GpuOptions{}.cache_records, "GPU: copy each worker's task records to its shared memory once per launch.");
 DEFINE_bool(check_target, true, "Refuse a package made for another GPU or worker build.");
@@ -254,7 +253,6 @@ int Run() {
   ValidatePlan(*pkg);
   GpuOptions options;
   options.check_target = FLAGS_check_target;
-  options.stage_bytes = FLAGS_stage_bytes;
   options.cache_records = FLAGS_cache_records;
   options.carveout = FLAGS_carveout;
   GpuExecutor gpu(*pkg, options);

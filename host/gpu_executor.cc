@@ -110,12 +110,11 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
                 device_name_ + " offers " + std::to_string(dynamic_limit) +
                 ": re-plan with more workers (smaller FFN tasks) or fewer --attention_chunks");
   }
-  const size_t stage_bytes = std::min<size_t>(options.stage_bytes, dynamic_limit - work_bytes) & ~size_t{15};
   uint32_t max_tasks = 0;
   for (int w = 0; w < p.workers; ++w) max_tasks = std::max(max_tasks, begin[w + 1] - begin[w]);
   const size_t records_bytes = (static_cast<size_t>(max_tasks) * sizeof(format::TaskRecord) + 15) & ~size_t{15};
-  const bool cache_records = options.cache_records && work_bytes + stage_bytes + records_bytes <= dynamic_limit;
-  shared_bytes_ = work_bytes + stage_bytes + (cache_records ? records_bytes : 0);
+  const bool cache_records = options.cache_records && work_bytes + records_bytes <= dynamic_limit;
+  shared_bytes_ = work_bytes + (cache_records ? records_bytes : 0);
   if (options.carveout < -1 || options.carveout > 100) {
     throw Error("carveout " + std::to_string(options.carveout) + " is not a percentage: give 0..100, or -1 for the driver's choice");
   }
@@ -158,7 +157,6 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   params_.worker_task_begin = static_cast<const uint32_t*>(upload(begin.data(), begin.size() * 4, "the task lists"));
   params_.n_waves = p.waves;
   params_.work_bytes = static_cast<uint32_t>(work_bytes);
-  params_.stage_bytes = static_cast<uint32_t>(stage_bytes);
   params_.records_bytes = cache_records ? static_cast<uint32_t>(records_bytes) : 0;
   params_.lm_head_wave = lm_head_wave_;
   params_.tensors = static_cast<const void* const*>(upload(tensor_ptrs.data(), tensor_ptrs.size() * sizeof(void*), "the tensor table"));

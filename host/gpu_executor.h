@@ -16,9 +16,6 @@ namespace tileinfer {
 struct GpuOptions {
   // Refuse packages made for another GPU, SM count or worker fingerprint (see CheckTarget).
   bool check_target = true;
-  // Shared-memory bytes per worker for staging its next task's weights before each grid
-  // barrier (cuda/stage.cuh); 0: no staging. Capped by what the GPU offers per block.
-  uint32_t stage_bytes = 0;
   // Copy each worker's task records to its shared memory once per launch when they fit
   // (WorkerParams::records_bytes); false: every task reads its record from global memory.
   bool cache_records = true;

@@ -187,6 +187,15 @@ static bool g_poison = true;
 static int g_pos = 0;                               // StepContext's pos
 static void (*g_after_task)(size_t task) = nullptr;  // runs in every fiber after each task
 
+// StepContext of either version: with v4's staging fields (stage, staged; main before 2026-11-30)
+// or without them.
+template <typename C>
+static auto MakeContext(int) -> decltype(C{*g_p, 0, g_pos, g_work, g_scratch, nullptr, 0}) {
+  return C{*g_p, 0, g_pos, g_work, g_scratch, nullptr, 0};  // staging off
+}
+template <typename C>
+static C MakeContext(long) { return C{*g_p, 0, g_pos, g_work, g_scratch}; }
+
 static void FiberMain() {
   for (size_t i = 0; i < g_tasks.size(); ++i) {
     if (g_poison) {  // another op that fills the work area (logged), then syncs as every op ends
@@ -194,7 +203,7 @@ static void FiberMain() {
       __syncthreads();
     }
     g_task_of[threadIdx.x] = (int)i;
-    StepContext c{*g_p, 0, g_pos, g_work, g_scratch, nullptr, 0};  // staging off
+    StepContext c = MakeContext<StepContext>(0);
     RunOp(g_tasks[i], c);
     g_task_of[threadIdx.x] = -1;
     if (g_after_task) g_after_task(i);

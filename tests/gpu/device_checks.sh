@@ -104,15 +104,6 @@ for stage in "$@"; do
       python3 py/tools/hf_compare.py --checkpoint="$W/$stage" --logits="$W/$stage.logits" \
         --tokens="$W/$stage.tokens" --json_out="$OUT/hf_compare_$stage.json" 2>&1 | grep -v Warning \
         | tee "$OUT/hf_compare_$stage.txt" || rc=1 ;;
-    bench_stage)
-      step "ms/token against the staging buffer (10 generations x 256 tokens each)"
-      python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=smollm2_shape,llama1b_shape || rc=1
-      for m in smollm2_shape llama1b_shape; do
-        for sb in ${STAGE_VALUES:-0 65536}; do
-          echo "$m stage_bytes=$sb: $($B/gpu_check --package="$W/$m.tpkg" --contexts=1,100 --cpu_contexts=1,100 --runs=10 \
-            --tokens=256 --stage_bytes=$sb | grep -E 'determinism|FAIL|context' | tr '\n' ' ')"
-        done
-      done 2>&1 | tee "$OUT/bench_stage.txt" ;;
     api_gpu)
       step "decode (public API) on the GPU: ids, text prompt, chat"
       python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=tiny || rc=1
