@@ -176,16 +176,16 @@ struct StepContext {
 };
 
 // The GEMV row loop of RMSNORM_GEMV, ATTN_OUT and LM_HEAD: one warp per output row r in
-// [row_begin, row_end) of W (rows of k BF16 values),
-// y = W[r] . x; then out(r, y) in every lane of the warp (lane 0 stores), rows in ascending
-// order within a warp. With kPairs, a warp with two rows left (r and r + kWarps) loads them together (WarpDot2Bf16).
-template <bool kPairs = true, typename Out>
+// [row_begin, row_end) of W (rows of k BF16 values), y = W[r] . x; then out(r, y) in every
+// lane of the warp (lane 0 stores), rows in ascending order within a warp. A warp with two
+// rows left (r and r + kWarps) loads them together (WarpDot2Bf16).
+template <typename Out>
 __device__ __forceinline__ void WarpRowsGemv(const format::TaskRecord& t, const StepContext& c,
                                              const uint16_t* w, const float* x, int k, Out&& out) {
   const int warp = threadIdx.x >> 5;
   for (uint32_t r = t.row_begin + warp; r < t.row_end; r += kWarps) {
     const uint16_t* row = w + static_cast<size_t>(r) * k;
-    if (kPairs && r + kWarps < t.row_end) {
+    if (r + kWarps < t.row_end) {
       const float2 y = WarpDot2Bf16(row, row + static_cast<size_t>(kWarps) * k, x, k);
       out(r, y.x);
       out(r + kWarps, y.y);
