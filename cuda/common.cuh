@@ -31,6 +31,25 @@ __device__ __forceinline__ float WarpSum(float v) {
   return v;
 }
 
+// A grid barrier on one monotonic counter in global memory (all blocks resident, e.g. a
+// cooperative launch): every block calls it with target = (barriers it has passed + 1) *
+// gridDim.x and the counter starting at 0. The __syncthreads orders the block's earlier
+// writes before thread 0's release add (release is cumulative over what thread 0 has
+// observed); thread 0's acquire load that sees the target orders every block's pre-barrier
+// writes before the second __syncthreads and so before the block's later reads (PTX ISA,
+// memory consistency model: release and acquire patterns).
+__device__ __forceinline__ void CounterBarrier(uint32_t* counter, uint32_t target) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    asm volatile("red.release.gpu.global.add.u32 [%0], 1;\n" ::"l"(counter) : "memory");
+    uint32_t seen;
+    do {
+      asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(seen) : "l"(counter) : "memory");
+    } while (seen < target);
+  }
+  __syncthreads();
+}
+
 // Sum over the block; every thread gets the total. `scratch`: kWarps floats of shared memory.
 __device__ __forceinline__ float BlockSum(float v, float* scratch) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;

@@ -3,6 +3,7 @@
 // and folds the words into one XOR so that nothing is optimised away.
 #include "cuda/stream_read.h"
 
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include "cuda/common.cuh"  // the worker's Dot8 and WarpSum, for StreamGemv
@@ -133,6 +134,28 @@ std::string Timed(const char* what, Launch&& launch, float* ms) {
   return err == cudaSuccess ? "" : std::string(what) + ": " + cudaGetErrorString(err);
 }
 
+// GridBarrier's kernel (stream_read.h). scratch: [0] counter, [1] mismatches, then two
+// rounds of one slot per block (round i % 2 is rewritten only after barrier i + 1, which
+// every reader of round i has passed).
+template <BarrierKind kKind>
+__global__ void GridBarrierKernel(int iterations, uint32_t* scratch) {
+  const uint32_t n = gridDim.x;
+  uint32_t* slots = scratch + 2;
+  for (int i = 0; i < iterations; ++i) {
+    uint32_t* round = slots + (i & 1) * n;
+    const uint32_t stamp = static_cast<uint32_t>(i) + 1;
+    if (threadIdx.x == 32) round[blockIdx.x] = stamp;  // not the arriving warp's write
+    if (kKind == kGridSync) {
+      cooperative_groups::this_grid().sync();
+    } else {
+      device::CounterBarrier(scratch, stamp * n);
+    }
+    if (threadIdx.x == 0 && *static_cast<volatile uint32_t*>(round + (blockIdx.x + 1) % n) != stamp) {
+      atomicAdd(scratch + 1, 1u);
+    }
+  }
+}
+
 }  // namespace
 
 std::string StreamRead(const void* data, size_t bytes, int blocks, int threads, uint32_t* sink, float* ms) {
@@ -188,6 +211,37 @@ std::string StreamGemv(const void* data, size_t bytes, int blocks, int threads, 
   size_t rows = bytes / (2 * kGemvStreamK);
   void* args[] = {&w, &rows, &y};
   return Timed("gemv stream read", [&] { cudaLaunchKernel(kernel, dim3(blocks), dim3(threads), args, 0, nullptr); }, ms);
+}
+
+std::string GridBarrier(int blocks, int threads, BarrierKind kind, int iterations, uint32_t* scratch, float* ms,
+                        uint32_t* mismatches) {
+  if (kind != kGridSync && kind != kCounterBarrier) {
+    return "barrier kind " + std::to_string(static_cast<int>(kind)) + ": give kGridSync or kCounterBarrier";
+  }
+  const void* kernel = kind == kGridSync ? reinterpret_cast<const void*>(GridBarrierKernel<kGridSync>)
+                                         : reinterpret_cast<const void*>(GridBarrierKernel<kCounterBarrier>);
+  if (iterations < 1) return "iterations " + std::to_string(iterations) + ": give at least 1";
+  int device = 0, sms = 0, per_sm = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (err == cudaSuccess) err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0);
+  if (err != cudaSuccess) return std::string("barrier occupancy: ") + cudaGetErrorString(err);
+  if (blocks < 1 || blocks > sms * per_sm) {
+    return std::to_string(blocks) + " blocks of " + std::to_string(threads) + " threads: a cooperative launch holds 1.." +
+           std::to_string(sms * per_sm) + " on this GPU";
+  }
+  err = cudaMemset(scratch, 0, (2 + 2 * static_cast<size_t>(blocks)) * sizeof(uint32_t));
+  if (err != cudaSuccess) return std::string("cudaMemset (barrier scratch): ") + cudaGetErrorString(err);
+  void* args[] = {&iterations, &scratch};
+  std::string launch_err;
+  const std::string timed = Timed("grid barrier", [&] {
+    const cudaError_t e = cudaLaunchCooperativeKernel(kernel, dim3(blocks), dim3(threads), args, 0, nullptr);
+    if (e != cudaSuccess) launch_err = std::string("cudaLaunchCooperativeKernel: ") + cudaGetErrorString(e);
+  }, ms);
+  if (!launch_err.empty()) return launch_err;
+  if (!timed.empty()) return timed;
+  err = cudaMemcpy(mismatches, scratch + 1, sizeof(uint32_t), cudaMemcpyDeviceToHost);
+  return err == cudaSuccess ? "" : std::string("cudaMemcpy (mismatches): ") + cudaGetErrorString(err);
 }
 
 }  // namespace tileinfer

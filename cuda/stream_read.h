@@ -38,4 +38,18 @@ std::string StreamGemv(const void* data, size_t bytes, int blocks, int threads, 
 // Returns a CUDA error string, empty on success.
 std::string StreamGemvBlocksPerSm(int threads, int rows_in_flight, int* blocks_per_sm);
 
+// Grid-barrier latency at the worker's launch shape: one cooperative launch of `blocks` x
+// `threads` passes `iterations` grid barriers of `kind`: kGridSync (cooperative_groups'
+// grid.sync(), the worker's barrier) or kCounterBarrier (one monotonic counter: after
+// __syncthreads, thread 0 adds 1 with release semantics at GPU scope and polls with
+// acquire loads until all blocks have arrived, then __syncthreads). Before each barrier a
+// second warp of every block writes the iteration into a slot that the next block reads
+// after it; *mismatches counts reads that did not see it (0 for a correct barrier).
+// `scratch`: device, at least 2 + 2 * blocks words. *ms: the launch's time (CUDA events).
+// Errors as StreamRead's; also when the blocks cannot all be resident (a cooperative
+// launch would fail).
+enum BarrierKind { kGridSync = 0, kCounterBarrier = 1 };
+std::string GridBarrier(int blocks, int threads, BarrierKind kind, int iterations, uint32_t* scratch, float* ms,
+                        uint32_t* mismatches);
+
 }  // namespace tileinfer

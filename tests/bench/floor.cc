@@ -1,7 +1,7 @@
 // `floor`: achieved read bandwidth on this GPU for a buffer the size of a model, best over
 // launch shapes, and against the number of active SMs (one block per SM). Prints JSON.
 //
-//   floor [--bytes=2471628800] [--reps=20] [--mode=plain|bulk_ring|gemv]
+//   floor [--bytes=2471628800] [--reps=20] [--mode=plain|bulk_ring|gemv|barrier]
 //
 // The floor per token of a model is then (weight bytes + K/V bytes at the context) / best.
 // --mode=bulk_ring (sm_90) instead measures the read through shared memory by bulk copies
@@ -11,6 +11,11 @@
 // --mode=gemv measures the read done as the worker's GEMV loop does it (StreamGemv: BF16
 // rows of 2,048 against x in shared memory, one warp per row, 1, 2 or 4 rows' loads in
 // flight per warp) for launch shapes around the worker's 1 x 512, beside the plain read.
+// --mode=barrier measures one grid barrier at the worker's shape (one block of 512 threads
+// per SM, cooperative launch): cooperative_groups' grid.sync() against a counter barrier
+// with release / acquire atomics (cuda/stream_read.h GridBarrier); microseconds per barrier
+// from launches of N and 2N barriers, (t(2N) - t(N)) / N, medians of --reps; and how many
+// reads after a barrier missed a write made before it (must be 0).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -25,7 +30,7 @@
 DEFINE_uint64(bytes, 2471628800ull, "Buffer size (default: Llama-3.2-1B's BF16 weights).");
 DEFINE_int32(reps, 20, "Timed repetitions per configuration (median reported).");
 DEFINE_string(mode, "plain", "plain: the floor (plain loads, launch shapes, active SMs); bulk_ring: bulk-copy "
-              "rings; gemv: the worker's GEMV loop.");
+              "rings; gemv: the worker's GEMV loop; barrier: grid-barrier latency.");
 
 namespace {
 
@@ -39,16 +44,57 @@ bool Check(cudaError_t err, const char* what) {
   return err == cudaSuccess;
 }
 
+// --mode=barrier (see the top of this file). Returns the exit status.
+int BarrierMode(const cudaDeviceProp& prop) {
+  constexpr int kThreads = 512, kIterations = 10000;
+  const int blocks = prop.multiProcessorCount;
+  uint32_t* scratch = nullptr;
+  if (!Check(cudaMalloc(&scratch, (2 + 2 * static_cast<size_t>(blocks)) * sizeof(uint32_t)), "cudaMalloc (scratch)")) {
+    return 1;
+  }
+  std::printf("{\n  \"gpu\": \"%s\", \"sm_count\": %d, \"blocks\": %d, \"threads\": %d, \"reps\": %d,\n"
+              "  \"barriers\": [\n", prop.name, prop.multiProcessorCount, blocks, kThreads, FLAGS_reps);
+  const struct { tileinfer::BarrierKind kind; const char* name; } kinds[] = {
+      {tileinfer::kGridSync, "cooperative_groups grid.sync"}, {tileinfer::kCounterBarrier, "counter, release/acquire"}};
+  int status = 0;
+  for (const auto& k : kinds) {
+    std::vector<float> us;
+    uint64_t missed = 0;
+    for (int r = 0; r < FLAGS_reps + 2; ++r) {
+      float ms[2] = {0, 0};
+      for (int twice = 0; twice < 2; ++twice) {
+        uint32_t mismatches = 0;
+        const std::string err =
+            tileinfer::GridBarrier(blocks, kThreads, k.kind, kIterations * (1 + twice), scratch, &ms[twice], &mismatches);
+        if (!err.empty()) {
+          std::fprintf(stderr, "error: %s\n", err.c_str());
+          return 1;
+        }
+        missed += mismatches;
+      }
+      if (r >= 2) us.push_back((ms[1] - ms[0]) * 1e3f / kIterations);
+    }
+    if (missed != 0) status = 1;
+    std::printf("%s    {\"kind\": \"%s\", \"us_per_barrier\": %.3f, \"missed_writes\": %llu}",
+                &k == kinds ? "" : ",\n", k.name, Median(us), static_cast<unsigned long long>(missed));
+  }
+  std::printf("\n  ]\n}\n");
+  cudaFree(scratch);
+  if (status != 0) std::fprintf(stderr, "error: a barrier let a read miss a write made before it\n");
+  return status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   gflags::ParseCommandLineFlags(&argc, &argv, true);
-  if (FLAGS_mode != "plain" && FLAGS_mode != "bulk_ring" && FLAGS_mode != "gemv") {
-    std::fprintf(stderr, "error: --mode=%s: give plain, bulk_ring or gemv\n", FLAGS_mode.c_str());
+  if (FLAGS_mode != "plain" && FLAGS_mode != "bulk_ring" && FLAGS_mode != "gemv" && FLAGS_mode != "barrier") {
+    std::fprintf(stderr, "error: --mode=%s: give plain, bulk_ring, gemv or barrier\n", FLAGS_mode.c_str());
     return 2;
   }
   cudaDeviceProp prop;
   if (!Check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties")) return 1;
+  if (FLAGS_mode == "barrier") return BarrierMode(prop);
   const size_t bytes = FLAGS_bytes / 16 * 16;
   void* data = nullptr;
   uint32_t* sink = nullptr;
