@@ -221,6 +221,9 @@ std::string GridBarrier(int blocks, int threads, BarrierKind kind, int iteration
   const void* kernel = kind == kGridSync ? reinterpret_cast<const void*>(GridBarrierKernel<kGridSync>)
                                          : reinterpret_cast<const void*>(GridBarrierKernel<kCounterBarrier>);
   if (iterations < 1) return "iterations " + std::to_string(iterations) + ": give at least 1";
+  if (threads < 64 || threads % 32 != 0) {
+    return "threads " + std::to_string(threads) + ": give a multiple of 32, at least 64 (warp 1 writes the check's slot)";
+  }
   int device = 0, sms = 0, per_sm = 0;
   cudaError_t err = cudaGetDevice(&device);
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
