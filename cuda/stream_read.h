@@ -45,7 +45,8 @@ std::string StreamGemvBlocksPerSm(int threads, int rows_in_flight, int* blocks_p
 // acquire loads until all blocks have arrived, then __syncthreads). Before each barrier a
 // second warp of every block writes the iteration into a slot that the next block reads
 // after it; *mismatches counts reads that did not see it (0 for a correct barrier).
-// `threads`: a multiple of 32, at least 64. `scratch`: device, at least 2 + 2 * blocks words. *ms: the launch's time (CUDA events).
+// `threads`: a multiple of 32, at least 64. `scratch`: device, at least 2 + 2 * blocks
+// words. *ms: the launch's time (CUDA events).
 // Errors as StreamRead's; also when the blocks cannot all be resident (a cooperative
 // launch would fail).
 enum BarrierKind { kGridSync = 0, kCounterBarrier = 1 };
