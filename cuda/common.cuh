@@ -37,15 +37,23 @@ __device__ __forceinline__ float WarpSum(float v) {
 // writes before thread 0's release add (release is cumulative over what thread 0 has
 // observed); thread 0's acquire load that sees the target orders every block's pre-barrier
 // writes before the second __syncthreads and so before the block's later reads (PTX ISA,
-// memory consistency model: release and acquire patterns).
+// memory consistency model: release and acquire patterns). kAcquirePoll false: the polls
+// are relaxed loads and one fence.acq_rel follows the last (an acquire pattern too), so
+// that each poll is a plain L2 read.
+template <bool kAcquirePoll = true>
 __device__ __forceinline__ void CounterBarrier(uint32_t* counter, uint32_t target) {
   __syncthreads();
   if (threadIdx.x == 0) {
     asm volatile("red.release.gpu.global.add.u32 [%0], 1;\n" ::"l"(counter) : "memory");
     uint32_t seen;
     do {
-      asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(seen) : "l"(counter) : "memory");
+      if (kAcquirePoll) {
+        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(seen) : "l"(counter) : "memory");
+      } else {
+        asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];\n" : "=r"(seen) : "l"(counter) : "memory");
+      }
     } while (seen < target);
+    if (!kAcquirePoll) asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
   }
   __syncthreads();
 }

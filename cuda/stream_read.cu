@@ -147,8 +147,10 @@ __global__ void GridBarrierKernel(int iterations, uint32_t* scratch) {
     if (threadIdx.x == 32) round[blockIdx.x] = stamp;  // not the arriving warp's write
     if (kKind == kGridSync) {
       cooperative_groups::this_grid().sync();
+    } else if (kKind == kCounterBarrier) {
+      device::CounterBarrier</*kAcquirePoll=*/true>(scratch, stamp * n);
     } else {
-      device::CounterBarrier(scratch, stamp * n);
+      device::CounterBarrier</*kAcquirePoll=*/false>(scratch, stamp * n);
     }
     if (threadIdx.x == 0 && *static_cast<volatile uint32_t*>(round + (blockIdx.x + 1) % n) != stamp) {
       atomicAdd(scratch + 1, 1u);
@@ -213,16 +215,27 @@ std::string StreamGemv(const void* data, size_t bytes, int blocks, int threads, 
   return Timed("gemv stream read", [&] { cudaLaunchKernel(kernel, dim3(blocks), dim3(threads), args, 0, nullptr); }, ms);
 }
 
+// GridBarrierKernel<kind>, or nullptr for a kind it is not built for.
+const void* BarrierKernel(BarrierKind kind) {
+  switch (kind) {
+    case kGridSync: return reinterpret_cast<const void*>(GridBarrierKernel<kGridSync>);
+    case kCounterBarrier: return reinterpret_cast<const void*>(GridBarrierKernel<kCounterBarrier>);
+    case kCounterRelaxedPoll: return reinterpret_cast<const void*>(GridBarrierKernel<kCounterRelaxedPoll>);
+    default: return nullptr;
+  }
+}
+
 std::string GridBarrier(int blocks, int threads, BarrierKind kind, int iterations, uint32_t* scratch, float* ms,
                         uint32_t* mismatches) {
-  if (kind != kGridSync && kind != kCounterBarrier) {
-    return "barrier kind " + std::to_string(static_cast<int>(kind)) + ": give kGridSync or kCounterBarrier";
+  const void* kernel = BarrierKernel(kind);
+  if (kernel == nullptr) {
+    return "barrier kind " + std::to_string(static_cast<int>(kind)) +
+           ": give kGridSync, kCounterBarrier or kCounterRelaxedPoll";
   }
-  const void* kernel = kind == kGridSync ? reinterpret_cast<const void*>(GridBarrierKernel<kGridSync>)
-                                         : reinterpret_cast<const void*>(GridBarrierKernel<kCounterBarrier>);
   if (iterations < 1) return "iterations " + std::to_string(iterations) + ": give at least 1";
   if (threads < 64 || threads % 32 != 0) {
-    return "threads " + std::to_string(threads) + ": give a multiple of 32, at least 64 (warp 1 writes the check's slot)";
+    return "threads " + std::to_string(threads) +
+           ": give a multiple of 32, at least 64 (warp 1 writes the check's slot)";
   }
   int device = 0, sms = 0, per_sm = 0;
   cudaError_t err = cudaGetDevice(&device);

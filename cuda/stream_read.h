@@ -42,14 +42,15 @@ std::string StreamGemvBlocksPerSm(int threads, int rows_in_flight, int* blocks_p
 // `threads` passes `iterations` grid barriers of `kind`: kGridSync (cooperative_groups'
 // grid.sync(), the worker's barrier) or kCounterBarrier (one monotonic counter: after
 // __syncthreads, thread 0 adds 1 with release semantics at GPU scope and polls with
-// acquire loads until all blocks have arrived, then __syncthreads). Before each barrier a
+// acquire loads until all blocks have arrived, then __syncthreads) or kCounterRelaxedPoll
+// (the same with relaxed polls and one fence.acq_rel after them). Before each barrier a
 // second warp of every block writes the iteration into a slot that the next block reads
 // after it; *mismatches counts reads that did not see it (0 for a correct barrier).
 // `threads`: a multiple of 32, at least 64. `scratch`: device, at least 2 + 2 * blocks
 // words. *ms: the launch's time (CUDA events).
 // Errors as StreamRead's; also when the blocks cannot all be resident (a cooperative
 // launch would fail).
-enum BarrierKind { kGridSync = 0, kCounterBarrier = 1 };
+enum BarrierKind { kGridSync = 0, kCounterBarrier = 1, kCounterRelaxedPoll = 2 };
 std::string GridBarrier(int blocks, int threads, BarrierKind kind, int iterations, uint32_t* scratch, float* ms,
                         uint32_t* mismatches);
 

@@ -13,7 +13,8 @@
 // flight per warp) for launch shapes around the worker's 1 x 512, beside the plain read.
 // --mode=barrier measures one grid barrier at the worker's shape (one block of 512 threads
 // per SM, cooperative launch): cooperative_groups' grid.sync() against a counter barrier
-// with release / acquire atomics (cuda/stream_read.h GridBarrier); microseconds per barrier
+// with release / acquire atomics, polled by acquire loads or by relaxed loads and one fence
+// (cuda/stream_read.h GridBarrier); microseconds per barrier
 // from launches of N and 2N barriers, (t(2N) - t(N)) / N, medians of --reps; and how many
 // reads after a barrier missed a write made before it (must be 0).
 #include <cuda_runtime.h>
@@ -55,7 +56,9 @@ int BarrierMode(const cudaDeviceProp& prop) {
   std::printf("{\n  \"gpu\": \"%s\", \"sm_count\": %d, \"blocks\": %d, \"threads\": %d, \"reps\": %d,\n"
               "  \"barriers\": [\n", prop.name, prop.multiProcessorCount, blocks, kThreads, FLAGS_reps);
   const struct { tileinfer::BarrierKind kind; const char* name; } kinds[] = {
-      {tileinfer::kGridSync, "cooperative_groups grid.sync"}, {tileinfer::kCounterBarrier, "counter, release/acquire"}};
+      {tileinfer::kGridSync, "cooperative_groups grid.sync"},
+      {tileinfer::kCounterBarrier, "counter, release add, acquire polls"},
+      {tileinfer::kCounterRelaxedPoll, "counter, release add, relaxed polls + fence.acq_rel"}};
   int status = 0;
   for (const auto& k : kinds) {
     std::vector<float> us;
