@@ -4,13 +4,98 @@
 //   over positions j of the chunk:  s_j = q_h . K_j / sqrt(HD)
 //   out[(chunk*NH + h)*(HD+2) ...] = (o = sum_j e^(s_j - m) V_j,  m = max_j s_j,  l = sum_j e^(s_j - m))
 // Chunk c of C covers [max(0, ctx-(C-c)*S), max(0, ctx-(C-1-c)*S)), S = max(ceil(ctx/C), min_chunk).
-// Each warp keeps an online softmax (Milakov & Gimelshein 2018) over its positions; warps
-// are merged in index order, so the result does not depend on timing.
+// Each warp keeps an online softmax (Milakov & Gimelshein 2018) over its positions, updated
+// once per batch of kAttnBatch positions; warps are merged in index order, so the result
+// does not depend on timing.
 #pragma once
 #include "cuda/common.cuh"
 
 namespace tileinfer {
 namespace device {
+
+// The chunk's positions [begin, end) against the group's queries q (shared memory), per warp
+// an online softmax state, written to `state` ([warp][h][HD + 2]: o, m, l). G >= group query
+// heads and DPL >= HD / 32 dims per lane, fixed at compile time so that the state fits in
+// registers.
+template <int G, int DPL>
+__device__ __forceinline__ void AttendChunk(const float* q, const uint16_t* kc, const uint16_t* vc, int KV, int kv,
+                                            int HD, int group, int begin, int end, float* state) {
+  constexpr int kAttnBatch = DPL <= 2 ? 4 : 2;  // positions per warp whose K/V loads fly together
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const float scale = 1.0f / sqrtf(static_cast<float>(HD));
+  float m[G], l[G], o[G][DPL];
+#pragma unroll
+  for (int h = 0; h < G; ++h) {
+    m[h] = -INFINITY;
+    l[h] = 0;
+#pragma unroll
+    for (int i = 0; i < DPL; ++i) o[h][i] = 0;
+  }
+  // Positions in batches of kAttnBatch per warp (j0 + u * kWarps): every K and V load of a
+  // batch is issued before the first is used, and the softmax state is rescaled once per
+  // batch, so a warp waits one memory latency per batch instead of one per position.
+  for (int j0 = begin + warp; j0 < end; j0 += kWarps * kAttnBatch) {
+    float kr[kAttnBatch][DPL], vr[kAttnBatch][DPL];
+#pragma unroll
+    for (int u = 0; u < kAttnBatch; ++u) {
+      const int j = j0 + u * kWarps;
+      const uint16_t* krow = kc + static_cast<size_t>(j) * KV + kv * HD;
+      const uint16_t* vrow = vc + static_cast<size_t>(j) * KV + kv * HD;
+#pragma unroll
+      for (int i = 0; i < DPL; ++i) {
+        const int d = lane + 32 * i;
+        const bool ok = j < end && d < HD;
+        kr[u][i] = ok ? Bf16(krow[d]) : 0.0f;
+        vr[u][i] = ok ? Bf16(vrow[d]) : 0.0f;
+      }
+    }
+#pragma unroll
+    for (int h = 0; h < G; ++h) {
+      if (h >= group) break;
+      float sc[kAttnBatch];
+      float m_new = m[h];
+#pragma unroll
+      for (int u = 0; u < kAttnBatch; ++u) {
+        float part = 0;
+#pragma unroll
+        for (int i = 0; i < DPL; ++i) {
+          const int d = lane + 32 * i;
+          if (d < HD) part += q[h * HD + d] * kr[u][i];
+        }
+        sc[u] = j0 + u * kWarps < end ? WarpSum(part) * scale : -INFINITY;
+        m_new = fmaxf(m_new, sc[u]);
+      }
+      const float corr = expf(m[h] - m_new);  // 0 on the first batch (m = -inf); m_new is finite
+      l[h] *= corr;
+#pragma unroll
+      for (int i = 0; i < DPL; ++i) o[h][i] *= corr;
+#pragma unroll
+      for (int u = 0; u < kAttnBatch; ++u) {
+        const float e = expf(sc[u] - m_new);  // 0 past the chunk's end
+        l[h] += e;
+#pragma unroll
+        for (int i = 0; i < DPL; ++i) o[h][i] += e * vr[u][i];
+      }
+      m[h] = m_new;
+    }
+  }
+  // Per-warp states -> shared memory: [warp][h][HD + 2]
+  const int stride = HD + 2;
+#pragma unroll
+  for (int h = 0; h < G; ++h) {
+    if (h >= group) break;
+    float* s = state + (warp * group + h) * stride;
+#pragma unroll
+    for (int i = 0; i < DPL; ++i) {
+      const int d = lane + 32 * i;
+      if (d < HD) s[d] = o[h][i];
+    }
+    if (lane == 0) {
+      s[HD] = m[h];
+      s[HD + 1] = l[h];
+    }
+  }
+}
 
 __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const StepContext& c) {
   const WorkerParams& p = c.p;
@@ -53,62 +138,17 @@ __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const S
   }
   __syncthreads();  // queries ready; this block's K/V row visible to its own warps
 
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const float scale = 1.0f / sqrtf(static_cast<float>(HD));
-  float m[kGpuMaxGroup], l[kGpuMaxGroup], o[kGpuMaxGroup][kMaxDimsPerLane];
-#pragma unroll
-  for (int h = 0; h < kGpuMaxGroup; ++h) {
-    m[h] = -INFINITY;
-    l[h] = 0;
-#pragma unroll
-    for (int i = 0; i < kMaxDimsPerLane; ++i) o[h][i] = 0;
-  }
-  for (int j = begin + warp; j < end; j += kWarps) {
-    float kr[kMaxDimsPerLane], vr[kMaxDimsPerLane];
-    const uint16_t* krow = kc + static_cast<size_t>(j) * KV + kv * HD;
-    const uint16_t* vrow = vc + static_cast<size_t>(j) * KV + kv * HD;
-#pragma unroll
-    for (int i = 0; i < kMaxDimsPerLane; ++i) {
-      const int d = lane + 32 * i;
-      kr[i] = d < HD ? Bf16(krow[d]) : 0.0f;
-      vr[i] = d < HD ? Bf16(vrow[d]) : 0.0f;
-    }
-#pragma unroll
-    for (int h = 0; h < kGpuMaxGroup; ++h) {
-      if (h >= group) break;
-      float part = 0;
-#pragma unroll
-      for (int i = 0; i < kMaxDimsPerLane; ++i) {
-        const int d = lane + 32 * i;
-        if (d < HD) part += q[h * HD + d] * kr[i];
-      }
-      const float s = WarpSum(part) * scale;
-      const float m_new = fmaxf(m[h], s);
-      const float corr = expf(m[h] - m_new);  // 0 on the first position (m = -inf)
-      const float e = expf(s - m_new);
-      l[h] = l[h] * corr + e;
-#pragma unroll
-      for (int i = 0; i < kMaxDimsPerLane; ++i) o[h][i] = o[h][i] * corr + e * vr[i];
-      m[h] = m_new;
-    }
-  }
-  // Per-warp states -> shared memory: [warp][h][HD + 2]
   float* state = c.smem + group * HD;
-  const int stride = HD + 2;
-#pragma unroll
-  for (int h = 0; h < kGpuMaxGroup; ++h) {
-    if (h >= group) break;
-    float* s = state + (warp * group + h) * stride;
-#pragma unroll
-    for (int i = 0; i < kMaxDimsPerLane; ++i) {
-      const int d = lane + 32 * i;
-      if (d < HD) s[d] = o[h][i];
+  if (HD <= 64) {
+    if (group <= 4) {
+      AttendChunk<4, 2>(q, kc, vc, KV, kv, HD, group, begin, end, state);
+    } else {
+      AttendChunk<kGpuMaxGroup, 2>(q, kc, vc, KV, kv, HD, group, begin, end, state);
     }
-    if (lane == 0) {
-      s[HD] = m[h];
-      s[HD + 1] = l[h];
-    }
+  } else {
+    AttendChunk<kGpuMaxGroup, kMaxDimsPerLane>(q, kc, vc, KV, kv, HD, group, begin, end, state);
   }
+  const int stride = HD + 2;
   __syncthreads();
   float* out = c.F32(t.out_buf) + (static_cast<size_t>(chunk) * p.heads + kv * group) * stride;
   for (int i = threadIdx.x; i < group * stride; i += kThreads) {

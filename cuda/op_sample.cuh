@@ -72,7 +72,7 @@ __device__ __forceinline__ unsigned long long BlockSumU64(unsigned long long v, 
 // The threshold T of the kept set {key >= T} among the keys >= lo: by_mass false, the `need`
 // largest keys (1 <= need <= their count); by_mass true, the fewest largest keys whose mass
 // reaches `need` (1 <= need <= their mass).
-__device__ uint64_t RadixThreshold(const SampleInput& in, uint64_t lo, uint64_t need, bool by_mass, SampleShared& s) {
+__device__ __noinline__ uint64_t RadixThreshold(const SampleInput& in, uint64_t lo, uint64_t need, bool by_mass, SampleShared& s) {
   const int lane = threadIdx.x & 31;
   uint64_t prefix = 0;
   uint64_t remaining = need;  // thread 0's: what the bins at and below the current one must give
@@ -127,7 +127,7 @@ __device__ uint64_t RadixThreshold(const SampleInput& in, uint64_t lo, uint64_t 
 
 // The sampled id for position counter `counter`. Every thread of the block must call it;
 // every thread gets the id.
-__device__ int SampleBlock(const SampleInput& in, int top_k, float top_p, uint64_t seed, uint64_t counter,
+__device__ __noinline__ int SampleBlock(const SampleInput& in, int top_k, float top_p, uint64_t seed, uint64_t counter,
                            SampleShared& s) {
   uint64_t threshold = 0;
   if (top_k > 0 && top_k < in.vocab) threshold = RadixThreshold(in, 0, static_cast<uint64_t>(top_k), false, s);
