@@ -16,11 +16,11 @@ namespace device {
 // The chunk's positions [begin, end) against the group's queries q (shared memory), per warp
 // an online softmax state, written to `state` ([warp][h][HD + 2]: o, m, l). G >= group query
 // heads and DPL >= HD / 32 dims per lane, fixed at compile time so that the state fits in
-// registers.
-template <int G, int DPL>
+// registers. B: positions per warp whose K/V loads fly together (one rescale per batch).
+template <int G, int DPL, int B>
 __device__ __forceinline__ void AttendChunk(const float* q, const uint16_t* kc, const uint16_t* vc, int KV, int kv,
                                             int HD, int group, int begin, int end, float* state) {
-  constexpr int kAttnBatch = DPL <= 2 ? 4 : 2;  // positions per warp whose K/V loads fly together
+  constexpr int kAttnBatch = B;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const float scale = 1.0f / sqrtf(static_cast<float>(HD));
   float m[G], l[G], o[G][DPL];
@@ -139,14 +139,20 @@ __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const S
   __syncthreads();  // queries ready; this block's K/V row visible to its own warps
 
   float* state = c.smem + group * HD;
+  // Batches only where a warp has more than one batch of positions: in a short chunk a
+  // batch's slots past the end cost their reductions and win nothing (v18).
+  const bool batched = end - begin > 4 * kWarps;  // uniform over the block
   if (HD <= 64) {
     if (group <= 4) {
-      AttendChunk<4, 2>(q, kc, vc, KV, kv, HD, group, begin, end, state);
+      if (batched) AttendChunk<4, 2, 4>(q, kc, vc, KV, kv, HD, group, begin, end, state);
+      else AttendChunk<4, 2, 1>(q, kc, vc, KV, kv, HD, group, begin, end, state);
     } else {
-      AttendChunk<kGpuMaxGroup, 2>(q, kc, vc, KV, kv, HD, group, begin, end, state);
+      if (batched) AttendChunk<kGpuMaxGroup, 2, 4>(q, kc, vc, KV, kv, HD, group, begin, end, state);
+      else AttendChunk<kGpuMaxGroup, 2, 1>(q, kc, vc, KV, kv, HD, group, begin, end, state);
     }
   } else {
-    AttendChunk<kGpuMaxGroup, kMaxDimsPerLane>(q, kc, vc, KV, kv, HD, group, begin, end, state);
+    if (batched) AttendChunk<kGpuMaxGroup, kMaxDimsPerLane, 2>(q, kc, vc, KV, kv, HD, group, begin, end, state);
+    else AttendChunk<kGpuMaxGroup, kMaxDimsPerLane, 1>(q, kc, vc, KV, kv, HD, group, begin, end, state);
   }
   const int stride = HD + 2;
   __syncthreads();
