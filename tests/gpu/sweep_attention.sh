@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# ON the GPU machine: one model planned with several attention splits, each traced at several
+# contexts, so that the plan's attention parameters are chosen by measurement.
+#   bash tests/gpu/sweep_attention.sh MODEL MIN_CHUNKS CONTEXTS [BIN_DIR]
+#   e.g. bash tests/gpu/sweep_attention.sh llama1b_shape 32,64,128,256 256,1024,4064
+# MODEL: llama1b_shape | smollm2_shape (tests/gpu/make_models.py writes its checkpoint).
+# MIN_CHUNKS: values of the planner's --attention_min_chunk (positions; 128 is the default).
+# CONTEXTS: traced contexts, each in 2..4088 (gpu_check --trace_contexts).
+# BIN_DIR: a build from tests/gpu/prepare.sh (default .gpu/bin); a phase-trace build adds the
+# per-phase medians to each report. Writes $OUT/sweep_MODEL.txt (one line per split and
+# context: traced ms/token, the token's span and its attention share) and
+# $OUT/sweep_MODEL/report_mcN_C.txt (py/tools/trace_report.py). Every package is planned for
+# the probed target of BIN_DIR's build, so gpu_check checks it as usual.
+set -euo pipefail
+MODEL=${1:?usage: sweep_attention.sh MODEL MIN_CHUNKS CONTEXTS [BIN_DIR]}
+MIN_CHUNKS=${2:?usage: sweep_attention.sh MODEL MIN_CHUNKS CONTEXTS [BIN_DIR]}
+CONTEXTS=${3:?usage: sweep_attention.sh MODEL MIN_CHUNKS CONTEXTS [BIN_DIR]}
+B=${4:-.gpu/bin}
+OUT=${OUT:-/tmp/gpu_out}
+W=/tmp/tileinfer_models
+export PYTHONPATH=py:.
+[ -x "$B/gpu_check" ] || { echo "sweep_attention: no $B/gpu_check; run tests/gpu/prepare.sh here and carry it" >&2; exit 2; }
+mkdir -p "$OUT/sweep_$MODEL" "$W"
+"$B/probe" > "$W/target.json"
+python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models="$MODEL" 2>&1 | grep -v "^I" || true
+best=$("$B/floor" | python3 -c "import json, sys; print(json.load(sys.stdin)['best_gbps'])")  # ~20 s
+summary="$OUT/sweep_$MODEL.txt"
+echo "model $MODEL, build $B, floor best ${best} GB/s" | tee "$summary"
+for mc in ${MIN_CHUNKS//,/ }; do
+  pkg="$W/${MODEL}_mc$mc.tpkg"
+  python3 py/planner/main.py --checkpoint="$W/$MODEL" --target="$W/target.json" --out="$pkg" \
+    --max_context=4096 --attention_min_chunk="$mc" > "$W/plan_${MODEL}_mc$mc.log" 2>&1 \
+    || { tail -5 "$W/plan_${MODEL}_mc$mc.log"; exit 1; }
+  grep "^plan:" "$W/plan_${MODEL}_mc$mc.log" | tee -a "$summary"
+  "$B/gpu_check" --package="$pkg" --contexts=1 --cpu_contexts=1 --runs=0 --sampling_checks=0 \
+    --stream_checks=false --cpu_generate_tokens=0 --trace_out="$W/sweep_${MODEL}_mc$mc" \
+    --trace_contexts="$CONTEXTS" > "$W/sweep_${MODEL}_mc$mc.log" 2>&1 \
+    || { tail -5 "$W/sweep_${MODEL}_mc$mc.log"; exit 1; }
+  for c in ${CONTEXTS//,/ }; do
+    report="$OUT/sweep_$MODEL/report_mc${mc}_$c.txt"
+    python3 py/tools/trace_report.py --trace="$W/sweep_${MODEL}_mc${mc}_$c.json" --bandwidth_gbps="$best" > "$report"
+    ms=$(grep -o "trace at context $c: .*" "$W/sweep_${MODEL}_mc$mc.log" | grep -o "([0-9.]* ms/token" | tr -d '(')
+    echo "min_chunk $mc context $c: $ms in that generation; $(grep '^token:' "$report")" | tee -a "$summary"
+  done
+done
