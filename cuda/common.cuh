@@ -196,11 +196,35 @@ struct StepContext {
   int pos;     // its position
   float* smem; // dynamic shared memory (work area)
   float* scratch;  // kWarps floats of static shared memory
+#ifdef TILEINFER_PHASE_TRACE
+  unsigned long long* phases;  // this task's kMaxPhases marks in the traced step (first thread), else nullptr
+#endif
   __device__ const uint16_t* Bf16Tensor(uint32_t id) const {
     return static_cast<const uint16_t*>(p.tensors[id]);
   }
   __device__ float* F32(uint32_t id) const { return static_cast<float*>(p.buffers[id]); }
 };
+
+// Phase boundary k (< kMaxPhases) inside a task, for the phase trace (WorkerParams::trace_phases;
+// only in a build with -DTILEINFER_PHASE_TRACE, otherwise nothing at all): the block's first
+// thread stores clock64() in the traced step. Every mark sits just after a __syncthreads, so
+// the first thread's clock there is when the whole block had finished the phase before it
+// (plus that thread's exit from the barrier); a mark adds no synchronisation of its own, and
+// the clock read is not ordered against the next phase's loads, which may issue before it.
+// The marks, by opcode (phase i runs from mark i - 1, or the task's begin, to mark i, or
+// the task's end; names as in py/tools/trace_report.py PHASES):
+//   ATTENTION     0: roped queries and the K/V append done   1: AttendChunk's states in shared memory
+//   ATTN_OUT      0: the chunks merged
+//   RMSNORM_GEMV  0: the norm        LM_HEAD 0: the norm
+//   FFN           0: the norm        1: gate and up (h) done
+__device__ __forceinline__ void PhaseMark(const StepContext& c, int k) {
+#ifdef TILEINFER_PHASE_TRACE
+  if (c.phases != nullptr) c.phases[k] = clock64();
+#else
+  (void)c;
+  (void)k;
+#endif
+}
 
 // The GEMV row loop of RMSNORM_GEMV, ATTN_OUT and LM_HEAD: one warp per output row r in
 // [row_begin, row_end) of W (rows of k BF16 values), y = W[r] . x; then out(r, y) in every

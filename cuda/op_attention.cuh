@@ -137,6 +137,7 @@ __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const S
     for (int d = threadIdx.x; d < HD; d += kThreads) vrow[d] = ToBf16(v[d]);
   }
   __syncthreads();  // queries ready; this block's K/V row visible to its own warps
+  PhaseMark(c, 0);
 
   float* state = c.smem + group * HD;
   // Batches only where a warp has more than one batch of positions: in a short chunk a
@@ -156,6 +157,7 @@ __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const S
   }
   const int stride = HD + 2;
   __syncthreads();
+  PhaseMark(c, 1);
   float* out = c.F32(t.out_buf) + (static_cast<size_t>(chunk) * p.heads + kv * group) * stride;
   for (int i = threadIdx.x; i < group * stride; i += kThreads) {
     const int h = i / stride, d = i % stride;

@@ -77,6 +77,7 @@ __device__ __forceinline__ void OpAttnOut(const format::TaskRecord& t, const Ste
     }
   }
   __syncthreads();
+  PhaseMark(c, 0);
   const float* resid = c.F32(t.aux_buf);
   float* out = c.F32(t.out_buf);
   const bool lane0 = (threadIdx.x & 31) == 0;

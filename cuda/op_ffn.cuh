@@ -26,6 +26,7 @@ __device__ __forceinline__ void OpFfn(const format::TaskRecord& t, const StepCon
   float* xn = c.smem;
   float* hbuf = c.smem + H;
   RmsNormToShared(c.F32(t.in_buf), c.Bf16Tensor(t.norm), H, c.p.rms_norm_eps, xn, c.scratch);
+  PhaseMark(c, 0);
   const uint16_t* wg = c.Bf16Tensor(t.weight);
   const uint16_t* wu = c.Bf16Tensor(t.weight2);
   const uint16_t* wd = c.Bf16Tensor(t.weight3);
@@ -38,6 +39,7 @@ __device__ __forceinline__ void OpFfn(const format::TaskRecord& t, const StepCon
     if (lane == 0) hbuf[j - a] = g / (1.0f + expf(-g)) * u;
   }
   __syncthreads();
+  PhaseMark(c, 1);
   float* out = c.F32(t.out_buf) + static_cast<size_t>(t.slot) * H;
   if ((H & 7) == 0) {
     constexpr int kRows = 8;  // rows of WdT loaded before they are used (bytes in flight)

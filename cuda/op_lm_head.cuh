@@ -11,6 +11,7 @@ __device__ __forceinline__ void OpLmHead(const format::TaskRecord& t, const Step
   const int H = c.p.hidden;
   float* xn = c.smem;
   RmsNormToShared(c.F32(t.in_buf), c.Bf16Tensor(t.norm), H, c.p.rms_norm_eps, xn, c.scratch);
+  PhaseMark(c, 0);
   float* logits = c.F32(t.out_buf);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   float best = -INFINITY;

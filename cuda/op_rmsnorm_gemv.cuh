@@ -13,6 +13,7 @@ __device__ __forceinline__ void OpRmsNormGemv(const format::TaskRecord& t, const
                                               int k) {
   float* xn = c.smem;
   RmsNormToShared(c.F32(t.in_buf), c.Bf16Tensor(t.norm), k, c.p.rms_norm_eps, xn, c.scratch);
+  PhaseMark(c, 0);
   float* out = c.F32(t.out_buf);
   const bool lane0 = (threadIdx.x & 31) == 0;
   WarpRowsGemv(t, c, c.Bf16Tensor(t.weight), xn, k, [&](uint32_t r, float y) {

@@ -101,7 +101,13 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
         if (static_cast<int>(t.wave) != w) break;
         if (skip) continue;
         if (trace) TraceBegin(p.trace + i);
+#ifdef TILEINFER_PHASE_TRACE
+        unsigned long long* phases =
+            trace && p.trace_phases != nullptr ? p.trace_phases + static_cast<size_t>(i) * kMaxPhases : nullptr;
+        RunTask(t, StepContext{p, token, pos, smem, scratch, phases});
+#else
         RunTask(t, StepContext{p, token, pos, smem, scratch});
+#endif
         if (trace_block) {
           __syncthreads();
           if (trace) TraceEnd(p.trace + i);

@@ -20,6 +20,7 @@ inline constexpr int kMaxStepsPerLaunch = 64;     // token steps per cooperative
 inline constexpr int kMaxStopIds = 16;
 inline constexpr int kGpuMaxHeadDim = 128;        // head_dim the GPU path supports
 inline constexpr int kGpuMaxGroup = 8;            // query heads per K/V head it supports
+inline constexpr int kMaxPhases = 6;              // phase marks per task (WorkerParams::trace_phases)
 
 // Status words the kernel leaves for the host (device memory, int32 each).
 enum WorkerStatus : int32_t {
@@ -109,6 +110,14 @@ struct WorkerParams {
   TraceEvent* trace;
   int trace_pos;
   int trace_entries;                  // task list entries (the barriers' records follow)
+#ifdef TILEINFER_PHASE_TRACE
+  // Phase trace, a measurement build only (bazel --define=phase_trace=1; without it the
+  // field does not exist and the kernel's parameters are as before). In the traced step,
+  // the first thread of the block running task list entry i stores clock64() at the task's
+  // phase boundary k (PhaseMark, cuda/common.cuh) in trace_phases[i * kMaxPhases + k];
+  // 0 = no mark. nullptr: off.
+  unsigned long long* trace_phases;
+#endif
 };
 
 // Dynamic shared memory (bytes) the worker needs for this model and plan; `max_task_rows`

@@ -206,7 +206,10 @@ bool CheckOutOfMemory(const Package& pkg, int token) {
 // One traced step at context `context` of a greedy generation from a one-token prompt,
 // written as JSON: the model's shape, then per task (package order) its worker, wave, opcode,
 // layer, rows, slot and (begin, end) in ns of %globaltimer and in SM clocks; then per worker
-// and wave the grid barrier's (arrival, exit). py/tools/trace_report.py reads it.
+// and wave the grid barrier's (arrival, exit). A phase-trace build (bazel
+// --define=phase_trace=1) adds "phases_clk": per task (package order, as "tasks") its
+// kMaxPhases SM clocks of the phase marks inside it (PhaseMark, cuda/common.cuh), 0 = no
+// mark. py/tools/trace_report.py reads it.
 void WriteTrace(GpuExecutor& gpu, const Package& pkg, int context, const std::string& path) {
   gpu.set_trace(context - 1);
   GenerateOptions gen;
@@ -215,6 +218,7 @@ void WriteTrace(GpuExecutor& gpu, const Package& pkg, int context, const std::st
   const GenerateResult r = gpu.Generate({pkg.model().bos_token_id >= 0 ? pkg.model().bos_token_id : 1}, gen);
   gpu.set_trace(-1);
   const auto events = gpu.TraceEvents();
+  const auto phases = gpu.TracePhases();  // empty unless a phase-trace build
   const auto tasks = pkg.tasks();
   const ModelConfig& m = pkg.model();
   const PlanParams& pp = pkg.plan();
@@ -222,11 +226,16 @@ void WriteTrace(GpuExecutor& gpu, const Package& pkg, int context, const std::st
   std::vector<size_t> entry_of(order.size());
   for (size_t i = 0; i < order.size(); ++i) entry_of[order[i]] = i;
   nlohmann::json task_rows = nlohmann::json::array(), barrier_rows = nlohmann::json::array();
+  nlohmann::json phase_rows = nlohmann::json::array();
   for (size_t k = 0; k < tasks.size; ++k) {
     const auto& t = tasks[k];
     const auto& e = events[entry_of[k]];
     task_rows.push_back({t.worker, t.wave, t.opcode, t.layer, t.row_begin, t.row_end, t.slot, t.param1,
                          e.begin_ns, e.end_ns, e.begin_clk, e.end_clk});
+    if (!phases.empty()) {
+      const auto first = phases.begin() + entry_of[k] * kMaxPhases;
+      phase_rows.push_back(std::vector<unsigned long long>(first, first + kMaxPhases));
+    }
   }
   for (int w = 0; w < pp.workers; ++w) {
     for (int v = 0; v < pp.waves; ++v) {
@@ -235,13 +244,14 @@ void WriteTrace(GpuExecutor& gpu, const Package& pkg, int context, const std::st
     }
   }
   const double ms_per_token = r.decode_ms / std::max<size_t>(1, r.tokens.size() - 1);
-  const nlohmann::json trace = {
+  nlohmann::json trace = {
       {"package", pkg.path()}, {"gpu", gpu.name()}, {"context", context},
       {"decode_ms_per_token", ms_per_token},
       {"hidden", m.hidden}, {"ffn", m.ffn}, {"layers", m.layers}, {"heads", m.heads},
       {"kv_heads", m.kv_heads}, {"head_dim", m.head_dim}, {"vocab", m.vocab}, {"workers", pp.workers},
       {"waves", pp.waves}, {"attention_min_chunk", pp.attention_min_chunk},
       {"tasks", task_rows}, {"barriers", barrier_rows}};
+  if (!phases.empty()) trace["phases_clk"] = phase_rows;
   std::ofstream out(path);
   out << trace.dump() << "\n";
   if (!out) throw Error("could not write " + path);

@@ -215,6 +215,9 @@ size_t GpuExecutor::TraceEventCount() const {
 void GpuExecutor::set_trace(int pos) {
   if (pos < 0) {
     params_.trace = nullptr;
+#ifdef TILEINFER_PHASE_TRACE
+    params_.trace_phases = nullptr;
+#endif
     return;
   }
   const size_t events = TraceEventCount();
@@ -224,6 +227,14 @@ void GpuExecutor::set_trace(int pos) {
   CUDA_CHECK(cudaMemset(trace_, 0, events * sizeof(WorkerParams::TraceEvent)));
   params_.trace = trace_;
   params_.trace_pos = pos;
+#ifdef TILEINFER_PHASE_TRACE
+  const size_t marks = task_order_.size() * kMaxPhases;
+  if (trace_phases_ == nullptr) {
+    trace_phases_ = static_cast<unsigned long long*>(Alloc(marks * sizeof(unsigned long long), "the phase trace"));
+  }
+  CUDA_CHECK(cudaMemset(trace_phases_, 0, marks * sizeof(unsigned long long)));  // 0: no mark
+  params_.trace_phases = trace_phases_;
+#endif
 }
 
 std::vector<WorkerParams::TraceEvent> GpuExecutor::TraceEvents() const {
@@ -231,6 +242,13 @@ std::vector<WorkerParams::TraceEvent> GpuExecutor::TraceEvents() const {
   std::vector<WorkerParams::TraceEvent> events(TraceEventCount());
   CUDA_CHECK(cudaMemcpy(events.data(), trace_, events.size() * sizeof(events[0]), cudaMemcpyDeviceToHost));
   return events;
+}
+
+std::vector<unsigned long long> GpuExecutor::TracePhases() const {
+  if (trace_phases_ == nullptr) return {};
+  std::vector<unsigned long long> marks(task_order_.size() * kMaxPhases);
+  CUDA_CHECK(cudaMemcpy(marks.data(), trace_phases_, marks.size() * sizeof(marks[0]), cudaMemcpyDeviceToHost));
+  return marks;
 }
 
 int32_t GpuExecutor::Run(const Launch& launch, const std::function<bool(int32_t)>& deliver, int* recorded) {

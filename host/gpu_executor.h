@@ -61,6 +61,10 @@ class GpuExecutor : public Executor {
   // The last trace: one event per task list entry (task index task_order()[i]), then one per
   // worker and wave (the grid barrier: arrival, exit). All zero when no traced step ran.
   std::vector<WorkerParams::TraceEvent> TraceEvents() const;
+  // The last trace's phase marks (WorkerParams::trace_phases): kMaxPhases SM clocks per task
+  // list entry, 0 = no mark. Empty unless this is a phase-trace build (bazel
+  // --define=phase_trace=1) and set_trace was called.
+  std::vector<unsigned long long> TracePhases() const;
   const std::vector<uint32_t>& task_order() const { return task_order_; }
 
  private:
@@ -97,6 +101,7 @@ class GpuExecutor : public Executor {
   SamplingOptions step_sampling_;
   std::vector<uint32_t> task_order_;  // task index of each task list entry (worker, then wave)
   WorkerParams::TraceEvent* trace_ = nullptr;  // device, allocated by the first set_trace
+  unsigned long long* trace_phases_ = nullptr;  // device, likewise (phase-trace builds only)
   void* cuda_start_ = nullptr;  // cudaEvent_t
   void* cuda_stop_ = nullptr;
   int32_t last_selected_ = -1;

@@ -13,7 +13,7 @@ CUDA_ARCHS = ["80", "86", "89", "90"]
 def _gencode(archs):
     return " ".join(["-gencode arch=compute_{a},code=sm_{a}".format(a = a) for a in archs])
 
-def cuda_library(name, srcs, hdrs = [], deps = [], copts = [], archs = CUDA_ARCHS, **kwargs):
+def cuda_library(name, srcs, hdrs = [], deps = [], copts = [], config_copts = {}, archs = CUDA_ARCHS, **kwargs):
     """A cc_library made of nvcc-compiled objects (static cudart).
 
     Args:
@@ -22,8 +22,15 @@ def cuda_library(name, srcs, hdrs = [], deps = [], copts = [], archs = CUDA_ARCH
       hdrs: headers the .cu files include (exported by the library too).
       deps: cc_library deps; their headers are visible to nvcc via -I of the execroot.
       copts: extra nvcc flags.
+      config_copts: more nvcc flags by configuration, {config_setting label: [flags]}
+        (a select(); none match: no flags), e.g. the phase-trace build's define.
       archs: SM architectures, e.g. ["90"].
     """
+    selected = ""
+    if config_copts:
+        choices = {label: " " + " ".join(flags) for label, flags in config_copts.items()}
+        choices["//conditions:default"] = ""
+        selected = select(choices)
     objs = []
     reports = []
     for src in srcs:
@@ -34,12 +41,12 @@ def cuda_library(name, srcs, hdrs = [], deps = [], copts = [], archs = CUDA_ARCH
             name = "%s_%s_nvcc" % (name, stem),
             srcs = [src] + hdrs + kwargs.get("data", []),
             outs = [obj, report],
-            cmd = ("{nvcc} -c -O3 -std=c++17 -lineinfo -Xcompiler -fPIC {gencode} {copts} " +
-                   "-I. -I$(GENDIR) -Xptxas -v $(location {src}) -o $(location {obj}) " +
-                   "2> $(location {report}) || {{ cat $(location {report}) >&2; exit 1; }}").format(
+            cmd = "{nvcc} -c -O3 -std=c++17 -lineinfo -Xcompiler -fPIC {gencode} {copts}".format(
                 nvcc = NVCC,
                 gencode = _gencode(archs),
                 copts = " ".join(copts),
+            ) + selected + (" -I. -I$(GENDIR) -Xptxas -v $(location {src}) -o $(location {obj}) " +
+                            "2> $(location {report}) || {{ cat $(location {report}) >&2; exit 1; }}").format(
                 src = src,
                 obj = obj,
                 report = report,
