@@ -15,6 +15,10 @@ roofline"), attention above its ideal, barriers, and the rest (EMBED, FFN_REDUCE
 Prints a table per wave kind and the split; --png draws a per-worker timeline and the split;
 --balance_png draws the plan's balance: bytes each worker streams in each wave, and per wave
 the busiest worker's bytes over the mean (needs matplotlib).
+
+A trace from the phase-trace build (bazel --define=phase_trace=1) also holds "phases_clk":
+per task, the SM clocks of marks inside it (cuda/common.cuh PhaseMark). Then a second table
+gives, per opcode, the median of each phase's duration over the tasks with every mark.
 """
 import collections
 import gzip
@@ -40,6 +44,16 @@ OP = spec.OPCODES
 # Wave kinds by opcode (format_spec), as the report names them.
 OPCODES = {code: ("QKV (RMSNORM_GEMV)" if name == "RMSNORM_GEMV" else name) for name, code in OP.items()}
 WEIGHT_KINDS = tuple(OPCODES[OP[n]] for n in ("RMSNORM_GEMV", "ATTN_OUT", "FFN", "LM_HEAD"))
+# The phases inside a task, by opcode, as the phase-trace build marks them (PhaseMark calls in
+# cuda/op_*.cuh, listed in cuda/common.cuh): phase i runs from mark i - 1 (or the task's
+# begin) to mark i (or the task's end), so n phases take marks 0..n-2 of the task's list.
+PHASES = {
+    OP["ATTENTION"]: ("rope+append", "attend", "merge+write"),
+    OP["ATTN_OUT"]: ("merge", "Wo gemv"),
+    OP["RMSNORM_GEMV"]: ("norm", "gemv"),
+    OP["FFN"]: ("norm", "gate/up", "down"),
+    OP["LM_HEAD"]: ("norm", "gemv+argmax"),
+}
 
 
 def load(path):
@@ -141,6 +155,56 @@ def report(trace, rows, split):
     return "\n".join(out)
 
 
+def ns_per_clock(trace):
+    """Nanoseconds per SM clock: the median over traced tasks of (end_ns - begin_ns) /
+    (end_clk - begin_clk) (one ratio for the whole trace, so that the %globaltimer's coarse
+    steps do not distort short tasks)."""
+    ratios = [(t[9] - t[8]) / (t[11] - t[10]) for t in trace["tasks"]
+              if t[8] and t[11] > t[10] and t[9] > t[8]]
+    return statistics.median(ratios) if ratios else None
+
+
+def phases(trace):
+    """Per opcode with phases (PHASES), over the tasks that carry every one of its marks:
+    {opcode: (tasks, [median us of each phase], median task us)}, in clocks converted at
+    ns_per_clock. Each median is taken on its own, so the phases need not add up to the
+    task. None when the trace has no phase marks (not a phase-trace build)."""
+    if "phases_clk" not in trace:
+        return None
+    scale = ns_per_clock(trace)
+    spans = collections.defaultdict(list)  # opcode -> per task: phase us..., task us
+    for t, marks in zip(trace["tasks"], trace["phases_clk"]):
+        names = PHASES.get(t[2])
+        if names is None or not t[10] or not t[11] or scale is None:
+            continue
+        inner = list(marks[:len(names) - 1])
+        if len(inner) < len(names) - 1 or not all(inner):  # a mark missing: not counted
+            continue
+        edges = [t[10]] + inner + [t[11]]
+        spans[t[2]].append([(b - a) * scale / 1e3 for a, b in zip(edges, edges[1:])] +
+                           [(t[11] - t[10]) * scale / 1e3])
+    return {op: (len(rows), [statistics.median(col) for col in zip(*rows)][:-1],
+                 statistics.median(r[-1] for r in rows))
+            for op, rows in sorted(spans.items())}
+
+
+def phase_report(trace):
+    """The phase table as text, or None for a trace without phase marks."""
+    table = phases(trace)
+    if table is None:
+        return None
+    scale = ns_per_clock(trace)
+    out = [f"phases inside tasks: median us over the tasks with every mark (SM clocks at the "
+           f"trace's median {1 / scale if scale else 0:.3f} clk/ns; each median on its own)",
+           f"{'opcode':20s} {'tasks':>5s} {'task us':>8s}  phases (median us)"]
+    for op, (n, medians, task) in table.items():
+        out.append(f"{OPCODES[op]:20s} {n:5d} {task:8.2f}  " +
+                   " | ".join(f"{name} {us:.2f}" for name, us in zip(PHASES[op], medians)))
+    if not table:
+        out.append("(no task carries all its marks)")
+    return "\n".join(out)
+
+
 def balance(trace):
     """Bytes per worker per wave, (waves, workers) nested lists, and per wave max / mean
     (1.0 = every worker streams the same bytes; 0 for waves that stream nothing)."""
@@ -209,6 +273,9 @@ def main(argv):
     trace = load(FLAGS.trace)
     rows, split = analyse(trace, FLAGS.bandwidth_gbps)
     print(report(trace, rows, split))
+    phase_text = phase_report(trace)
+    if phase_text is not None:
+        print(phase_text)
     for path, fn in ((FLAGS.png, lambda p: draw(trace, rows, split, p)),
                      (FLAGS.balance_png, lambda p: draw_balance(trace, p))):
         if path:

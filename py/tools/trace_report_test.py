@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from planner import format_spec as spec
 from tools import trace_report
 
 
@@ -87,6 +88,90 @@ def test_empty_trace_is_refused(tmp_path):
     path.write_text(json.dumps(trace))
     with pytest.raises(ValueError, match="no traced task"):
         trace_report.load(str(path))
+
+
+# report()'s text for make_trace() at 0.1 GB/s before the phase trace existed: a trace without phase
+# marks must still read exactly so.
+OLD_REPORT = (
+    "p: context 5, 2 workers, 3 waves run; 0.0070 ms/token in that generation\n"
+    "wave kind            waves   span us   work us barrier us  ideal us    GB/s "
+    "1st task delay us task us (median)\n"
+    "EMBED                    1       0.9       0.3        0.6       0.1       0              0.00"
+    "             0.20\n"
+    "QKV (RMSNORM_GEMV)       1       3.0       2.3        0.7       0.3       0              0.20"
+    "             1.45\n"
+    "LM_HEAD                  1       3.0       2.4        0.6       0.8       0              0.40"
+    "             1.45\n"
+    "token: 6.9 us = ideal streaming 1.1 (16%), GEMV below the roofline 3.6 (52%), "
+    "attention 0.0 (0%), barriers 1.9 (28%), rest 0.3 (4%)")
+
+
+def make_phase_trace():
+    # make_trace() with SM clocks (2 per ns, except the second LM_HEAD task at 3 per ns: the
+    # trace-wide median, 2, converts every task) and phase marks (0 = none).
+    trace = make_trace()
+    for t, (begin_clk, end_clk) in zip(trace["tasks"], [(200, 600), (2400, 4400), (2600, 6400),
+                                                        (8600, 10600), (13200, 18900)]):
+        t[10], t[11] = begin_clk, end_clk
+    trace["phases_clk"] = [
+        [0] * 6,                     # EMBED: no phases
+        [3000, 0, 0, 0, 0, 0],       # QKV: norm 300 ns, gemv 700 ns
+        [3600, 0, 0, 0, 0, 0],       # QKV: norm 500 ns, gemv 1400 ns
+        [0] * 6,                     # LM_HEAD: its mark missing, left out
+        [14400, 0, 0, 0, 0, 0],      # LM_HEAD: norm 600 ns, gemv+argmax 2250 ns
+    ]
+    return trace
+
+
+def test_ns_per_clock_is_the_trace_wide_median():
+    assert trace_report.ns_per_clock(make_phase_trace()) == pytest.approx(0.5)
+
+
+def test_phase_medians_of_a_known_trace():
+    table = trace_report.phases(make_phase_trace())
+    qkv, lm = spec.OPCODES["RMSNORM_GEMV"], spec.OPCODES["LM_HEAD"]
+    assert sorted(table) == [qkv, lm]  # EMBED has no phases
+    n, medians, task = table[qkv]
+    assert n == 2 and medians == pytest.approx([0.4, 1.05]) and task == pytest.approx(1.45)
+    n, medians, task = table[lm]
+    assert n == 1 and medians == pytest.approx([0.6, 2.25]) and task == pytest.approx(2.85)
+    text = trace_report.phase_report(make_phase_trace())
+    assert "QKV (RMSNORM_GEMV)       2     1.45  norm 0.40 | gemv 1.05" in text
+    assert "LM_HEAD                  1     2.85  norm 0.60 | gemv+argmax 2.25" in text
+    assert "2.000 clk/ns" in text
+
+
+def test_attention_and_ffn_phases_follow_their_marks():
+    trace = make_phase_trace()
+    attention, ffn = trace["tasks"][1], trace["tasks"][2]
+    attention[2], ffn[2] = spec.OPCODES["ATTENTION"], spec.OPCODES["FFN"]
+    trace["phases_clk"][1] = [2600, 4000, 9999, 9999, 9999, 9999]  # marks past the phases: unused
+    trace["phases_clk"][2] = [2800, 6000, 0, 0, 0, 0]
+    table = trace_report.phases(trace)
+    assert table[spec.OPCODES["ATTENTION"]][1] == pytest.approx([0.1, 0.7, 0.2])
+    assert table[spec.OPCODES["FFN"]][1] == pytest.approx([0.1, 1.6, 0.2])
+    trace["phases_clk"][2][1] = 0  # FFN's second mark missing: the task is left out
+    assert spec.OPCODES["FFN"] not in trace_report.phases(trace)
+
+
+def run_main(tmp_path, trace, capsys):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(trace))
+    trace_report.FLAGS(["trace_report", f"--trace={path}", "--bandwidth_gbps=0.1"])
+    trace_report.main(["trace_report"])
+    return capsys.readouterr().out
+
+
+def test_a_trace_without_phases_reports_as_before(tmp_path, capsys):
+    trace = make_trace()
+    assert trace_report.phases(trace) is None and trace_report.phase_report(trace) is None
+    assert run_main(tmp_path, trace, capsys) == OLD_REPORT + "\n"
+
+
+def test_a_phase_trace_adds_its_table_after_the_old_report(tmp_path, capsys):
+    out = run_main(tmp_path, make_phase_trace(), capsys)
+    assert out.startswith(OLD_REPORT + "\nphases inside tasks:")
+    assert out.endswith(trace_report.phase_report(make_phase_trace()) + "\n")
 
 
 if __name__ == "__main__":
