@@ -158,6 +158,173 @@ __global__ void GridBarrierKernel(int iterations, uint32_t* scratch) {
   }
 }
 
+// PipelineStream's kernel (stream_read.h).
+struct PipelineArgs {
+  const uint8_t* data;
+  PipelineShape shape;
+  uint32_t norm_clk, attention_clk, reduce_clk;  // the shape's spins in SM clocks
+  uint32_t chunk;
+  int stages;
+  uint32_t* counter;
+  uint32_t* sink;
+};
+
+// Spins `clk` SM clocks (clock64: finer than %globaltimer's steps).
+__device__ __forceinline__ void Spin(uint32_t clk) {
+  const long long t0 = clock64();
+  while (clock64() - t0 < static_cast<long long>(clk)) {
+  }
+}
+
+// A wait that has not ended after ~10 s at 2 GHz is a protocol bug: trap (the launch fails
+// with an error) rather than hang.
+__device__ __forceinline__ void Watchdog(long long t0) {
+  if (clock64() - t0 > 20000000000LL) __trap();
+}
+
+// The computing warps' grid barrier: named barrier 1 (kPipelineComputeThreads threads), then
+// thread 0 adds 1 to the counter (release) and polls it (acquire) until every block has.
+__device__ __forceinline__ void ComputeBarrier(uint32_t* counter, uint32_t target) {
+  asm volatile("bar.sync 1, %0;\n" ::"n"(kPipelineComputeThreads) : "memory");
+  if (threadIdx.x == 0) {
+    asm volatile("red.release.gpu.global.add.u32 [%0], 1;\n" ::"l"(counter) : "memory");
+    const long long t0 = clock64();
+    uint32_t seen;
+    do {
+      asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(seen) : "l"(counter) : "memory");
+      if (seen < target) Watchdog(t0);
+    } while (seen < target);
+  }
+  asm volatile("bar.sync 1, %0;\n" ::"n"(kPipelineComputeThreads) : "memory");
+}
+
+// 8 FMAs of one BF16x8 word against x: the GEMV work per 16 bytes of weights.
+__device__ __forceinline__ float Work(const uint4& v, const float* x, float acc) {
+  const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    acc = fmaf(__uint_as_float(w[e] << 16), x[2 * e], acc);
+    acc = fmaf(__uint_as_float(w[e] & 0xFFFF0000u), x[2 * e + 1], acc);
+  }
+  return acc;
+}
+
+__device__ __forceinline__ uint32_t SharedAddress(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void WaitParity(uint32_t bar, uint32_t parity) {
+  const long long t0 = clock64();
+  uint32_t done;
+  do {
+    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done)
+                 : "r"(bar), "r"(parity)
+                 : "memory");
+    if (!done) Watchdog(t0);
+  } while (!done);
+}
+
+template <bool kRing>
+__global__ void PipelineKernel(PipelineArgs a) {
+#if __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(128) uint8_t ring[];
+  __shared__ alignas(8) uint64_t full[kMaxBulkStages], empty[kMaxBulkStages];
+  __shared__ __align__(16) float xs[2048];
+  const PipelineShape& sh = a.shape;
+  const uint32_t per_layer = sh.qkv_bytes + sh.attn_out_bytes + sh.ffn_bytes;
+  const uint8_t* mine = a.data + static_cast<size_t>(blockIdx.x) * sh.layers * per_layer;
+  for (int i = threadIdx.x; i < 2048; i += blockDim.x) xs[i] = 0.125f * static_cast<float>(i % 7 + 1);
+  if (kRing && threadIdx.x == 0) {
+    for (int s = 0; s < a.stages; ++s) {
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(SharedAddress(&full[s])) : "memory");
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(SharedAddress(&empty[s])),
+                   "n"(kPipelineComputeThreads / 32)
+                   : "memory");
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();  // the last barrier of all the block's threads: the roles split here
+  const uint32_t waves_bytes[3] = {sh.qkv_bytes, sh.attn_out_bytes, sh.ffn_bytes};
+  if (threadIdx.x >= kPipelineComputeThreads) {  // the loader warp (ring only; else it exits)
+    if (!kRing || threadIdx.x != kPipelineComputeThreads) return;
+    uint64_t k = 0;  // chunk counter, in the computing warps' order
+    for (int tok = 0; tok < sh.tokens; ++tok) {
+      const uint8_t* src = mine;
+      for (int l = 0; l < sh.layers; ++l) {
+        for (int w = 0; w < 3; ++w) {
+          for (uint32_t off = 0; off < waves_bytes[w]; off += a.chunk, ++k) {
+            const int s = static_cast<int>(k % a.stages);
+            const uint64_t use = k / a.stages;
+            if (use > 0) WaitParity(SharedAddress(&empty[s]), static_cast<uint32_t>((use - 1) & 1));
+            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+            asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(SharedAddress(&full[s])),
+                         "r"(a.chunk)
+                         : "memory");
+            asm volatile(
+                "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                    SharedAddress(ring + static_cast<size_t>(s) * a.chunk)),
+                "l"(src + off), "r"(a.chunk), "r"(SharedAddress(&full[s]))
+                : "memory");
+          }
+          src += waves_bytes[w];
+        }
+      }
+    }
+    return;
+  }
+  const int lane = threadIdx.x & 31;
+  float acc = 0;
+  uint32_t barriers = 0;
+  uint64_t k = 0;
+  auto barrier = [&] { ComputeBarrier(a.counter, ++barriers * gridDim.x); };
+  for (int tok = 0; tok < sh.tokens; ++tok) {
+    const uint8_t* src = mine;
+    for (int l = 0; l < sh.layers; ++l) {
+      for (int w = 0; w < 3; ++w) {
+        Spin(a.norm_clk);
+        if (kRing) {
+          for (uint32_t off = 0; off < waves_bytes[w]; off += a.chunk, ++k) {
+            const int s = static_cast<int>(k % a.stages);
+            WaitParity(SharedAddress(&full[s]), static_cast<uint32_t>((k / a.stages) & 1));
+            const uint4* words = reinterpret_cast<const uint4*>(ring + static_cast<size_t>(s) * a.chunk);
+            for (uint32_t i = threadIdx.x; i < a.chunk / 16; i += kPipelineComputeThreads) {
+              acc = Work(words[i], xs + (i * 8) % 2048, acc);
+            }
+            __syncwarp();
+            if (lane == 0) {
+              asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(SharedAddress(&empty[s])) : "memory");
+            }
+          }
+        } else {
+          const uint4* words = reinterpret_cast<const uint4*>(src);
+          const uint32_t n16 = waves_bytes[w] / 16;
+          for (uint32_t base = threadIdx.x; base < n16; base += kPipelineComputeThreads * kUnroll) {
+            uint4 v[kUnroll];
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) {
+              const uint32_t i = base + u * kPipelineComputeThreads;
+              v[u] = i < n16 ? __ldg(words + i) : make_uint4(0, 0, 0, 0);
+            }
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) acc = Work(v[u], xs + ((base + u * kPipelineComputeThreads) * 8) % 2048, acc);
+          }
+        }
+        src += waves_bytes[w];
+        barrier();
+        if (w == 0) {  // ATTENTION
+          Spin(a.attention_clk);
+          barrier();
+        }
+      }
+      Spin(a.reduce_clk);  // FFN_REDUCE
+      barrier();
+    }
+  }
+  if (acc == 1234.5f) *a.sink = blockIdx.x;  // almost never taken; keeps the work live
+#endif
+}
+
 }  // namespace
 
 std::string StreamRead(const void* data, size_t bytes, int blocks, int threads, uint32_t* sink, float* ms) {
@@ -258,6 +425,56 @@ std::string GridBarrier(int blocks, int threads, BarrierKind kind, int iteration
   if (!timed.empty()) return timed;
   err = cudaMemcpy(mismatches, scratch + 1, sizeof(uint32_t), cudaMemcpyDeviceToHost);
   return err == cudaSuccess ? "" : std::string("cudaMemcpy (mismatches): ") + cudaGetErrorString(err);
+}
+
+std::string PipelineStream(const void* data, size_t bytes, int blocks, const PipelineShape& shape, bool ring,
+                           uint32_t chunk, int stages, uint32_t* scratch, float* ms) {
+  int device = 0, major = 0, optin = 0, sms = 0, khz = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device);  // the SM's peak clock
+  if (err != cudaSuccess) return std::string("cudaDeviceGetAttribute: ") + cudaGetErrorString(err);
+  if (major < 9) return "the pipeline model needs sm_90 or later; this GPU is sm_" + std::to_string(major) + "x";
+  if (shape.tokens < 1 || shape.layers < 1) return "pipeline: tokens and layers must be at least 1";
+  if (chunk == 0 || chunk % 16 != 0 || shape.qkv_bytes % chunk != 0 || shape.attn_out_bytes % chunk != 0 ||
+      shape.ffn_bytes % chunk != 0) {
+    return "pipeline: chunk " + std::to_string(chunk) + " must be a positive multiple of 16 dividing every wave's bytes (" +
+           std::to_string(shape.qkv_bytes) + ", " + std::to_string(shape.attn_out_bytes) + ", " +
+           std::to_string(shape.ffn_bytes) + ")";
+  }
+  const size_t per_block = static_cast<size_t>(shape.layers) * (shape.qkv_bytes + shape.attn_out_bytes + shape.ffn_bytes);
+  if (blocks < 1 || blocks > sms || per_block * blocks > bytes) {
+    return "pipeline: " + std::to_string(blocks) + " blocks of " + std::to_string(per_block) +
+           " bytes: give 1.." + std::to_string(sms) + " blocks (one per SM) within the " + std::to_string(bytes) +
+           "-byte buffer";
+  }
+  const size_t ring_bytes = ring ? static_cast<size_t>(stages) * chunk : 0;
+  const size_t static_bytes = 2 * kMaxBulkStages * sizeof(uint64_t) + 2048 * sizeof(float);
+  if (ring && (stages < 1 || stages > kMaxBulkStages || ring_bytes + static_bytes > static_cast<size_t>(optin))) {
+    return "pipeline ring of " + std::to_string(stages) + " x " + std::to_string(chunk) + " bytes: stages 1.." +
+           std::to_string(kMaxBulkStages) + ", and the ring at most " + std::to_string(optin - static_bytes) +
+           " bytes of shared memory";
+  }
+  const void* kernel = ring ? reinterpret_cast<const void*>(PipelineKernel<true>)
+                            : reinterpret_cast<const void*>(PipelineKernel<false>);
+  err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(ring_bytes));
+  if (err != cudaSuccess) return std::string("cudaFuncSetAttribute: ") + cudaGetErrorString(err);
+  err = cudaMemset(scratch, 0, 2 * sizeof(uint32_t));
+  if (err != cudaSuccess) return std::string("cudaMemset (pipeline counter): ") + cudaGetErrorString(err);
+  auto clk = [&](uint32_t ns) { return static_cast<uint32_t>(static_cast<uint64_t>(ns) * khz / 1000000); };
+  PipelineArgs args{static_cast<const uint8_t*>(data), shape, clk(shape.norm_ns), clk(shape.attention_ns),
+                    clk(shape.reduce_ns), chunk, stages, scratch, scratch + 1};
+  void* params[] = {&args};
+  const int threads = kPipelineComputeThreads + 32;
+  std::string launch_err;
+  const std::string timed = Timed("pipeline", [&] {
+    const cudaError_t e =
+        cudaLaunchCooperativeKernel(kernel, dim3(blocks), dim3(threads), params, ring_bytes, nullptr);
+    if (e != cudaSuccess) launch_err = std::string("cudaLaunchCooperativeKernel: ") + cudaGetErrorString(e);
+  }, ms);
+  return launch_err.empty() ? timed : launch_err;
 }
 
 }  // namespace tileinfer

@@ -54,4 +54,35 @@ enum BarrierKind { kGridSync = 0, kCounterBarrier = 1, kCounterRelaxedPoll = 2 }
 std::string GridBarrier(int blocks, int threads, BarrierKind kind, int iterations, uint32_t* scratch, float* ms,
                         uint32_t* mismatches);
 
+// A model of the worker's layer (the 1B's waves, per block): can a loader warp that streams
+// the weights into a shared-memory ring, ahead of the computing warps and never waiting at
+// their barriers, hide the dependent phases that the weights do not need? Each of `blocks`
+// blocks runs `tokens` x `layers` x five waves, each ending at a grid barrier of the 16
+// computing warps (a counter barrier on named barrier 1; the loader warp is not in it):
+//   QKV       spin norm_ns, then GEMV work on qkv_bytes of weights
+//   ATTENTION spin attention_ns (no weights)
+//   ATTN_OUT  spin norm_ns, then GEMV work on attn_out_bytes
+//   FFN       spin norm_ns, then GEMV work on ffn_bytes
+//   REDUCE    spin reduce_ns (no weights)
+// "GEMV work" is 8 FMAs per BF16x8 word against x in shared memory. The spins (SM clocks at
+// the GPU's peak clock rate) stand for the dependent phases (the norm's round trip,
+// attention, the FFN reduction) at the lengths the worker's trace measured. ring false: the computing warps load their wave's bytes
+// themselves (16-byte loads, 8 in flight per thread), as the worker does. ring true: warp 16
+// issues one cp.async.bulk per `chunk` bytes into a ring of `stages` chunks (full and empty
+// mbarriers per stage), running through all waves' chunks in order. Block b reads its own
+// contiguous (qkv + attn_out + ffn) * layers bytes at data + b * that; every token reads
+// them again. Wave sizes: multiples of `chunk` (a multiple of 16). `scratch`: device, 2 words
+// (the barrier counter and a sink; zeroed here). *ms: the launch's time (CUDA events).
+// Errors as StreamRead's; also for shapes that do not fit (bytes, shared memory, sm_90 for
+// the ring, blocks more than one per SM).
+struct PipelineShape {
+  int tokens = 4;
+  int layers = 16;
+  uint32_t qkv_bytes = 0, attn_out_bytes = 0, ffn_bytes = 0;  // per block and layer
+  uint32_t norm_ns = 0, attention_ns = 0, reduce_ns = 0;
+};
+inline constexpr int kPipelineComputeThreads = 512;  // 16 warps; the ring's loader is a 17th
+std::string PipelineStream(const void* data, size_t bytes, int blocks, const PipelineShape& shape, bool ring,
+                           uint32_t chunk, int stages, uint32_t* scratch, float* ms);
+
 }  // namespace tileinfer

@@ -1,7 +1,7 @@
 // `floor`: achieved read bandwidth on this GPU for a buffer the size of a model, best over
 // launch shapes, and against the number of active SMs (one block per SM). Prints JSON.
 //
-//   floor [--bytes=2471628800] [--reps=20] [--mode=plain|bulk_ring|gemv|barrier]
+//   floor [--bytes=2471628800] [--reps=20] [--mode=plain|bulk_ring|gemv|barrier|pipeline]
 //
 // The floor per token of a model is then (weight bytes + K/V bytes at the context) / best.
 // --mode=bulk_ring (sm_90) instead measures the read through shared memory by bulk copies
@@ -17,6 +17,13 @@
 // (cuda/stream_read.h GridBarrier); microseconds per barrier
 // from launches of N and 2N barriers, (t(2N) - t(N)) / N, medians of --reps; and how many
 // reads after a barrier missed a write made before it (must be 0).
+// --mode=pipeline models the worker's 1B layer (cuda/stream_read.h PipelineStream): per block
+// 96 / 64 / 768 KB of weights in the QKV / ATTN_OUT / FFN waves (the 1B's 95 / 63 / 763 KB
+// per worker, rounded up to 32 KB), spins for the dependent phases (--pipeline_*_ns), five
+// counter barriers per layer; the computing warps loading the weights themselves against a
+// loader warp streaming them through a shared-memory ring ahead of them. Microseconds per
+// layer (medians of --reps launches of --pipeline_tokens tokens), beside the plain read of the
+// same bytes: whether a decoupled weight stream hides the chain that the weights do not need.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -31,7 +38,12 @@
 DEFINE_uint64(bytes, 2471628800ull, "Buffer size (default: Llama-3.2-1B's BF16 weights).");
 DEFINE_int32(reps, 20, "Timed repetitions per configuration (median reported).");
 DEFINE_string(mode, "plain", "plain: the floor (plain loads, launch shapes, active SMs); bulk_ring: bulk-copy "
-              "rings; gemv: the worker's GEMV loop; barrier: grid-barrier latency.");
+              "rings; gemv: the worker's GEMV loop; barrier: grid-barrier latency; pipeline: a decoupled weight "
+              "stream against the worker's layer.");
+DEFINE_int32(pipeline_tokens, 4, "--mode=pipeline: tokens (16 layers each) per launch.");
+DEFINE_int32(pipeline_norm_ns, 1000, "--mode=pipeline: spin before each weight wave (the norm or merge), ns.");
+DEFINE_int32(pipeline_attention_ns, 5000, "--mode=pipeline: the ATTENTION wave's spin, ns.");
+DEFINE_int32(pipeline_reduce_ns, 1600, "--mode=pipeline: the FFN_REDUCE wave's spin, ns.");
 
 namespace {
 
@@ -87,12 +99,78 @@ int BarrierMode(const cudaDeviceProp& prop) {
   return status;
 }
 
+// --mode=pipeline (see the top of this file). Returns the exit status.
+int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uint32_t* sink) {
+  const int blocks = prop.multiProcessorCount;
+  tileinfer::PipelineShape shape;
+  shape.tokens = FLAGS_pipeline_tokens;
+  shape.layers = 16;
+  shape.qkv_bytes = 96 << 10;
+  shape.attn_out_bytes = 64 << 10;
+  shape.ffn_bytes = 768 << 10;
+  if (FLAGS_pipeline_norm_ns < 0 || FLAGS_pipeline_attention_ns < 0 || FLAGS_pipeline_reduce_ns < 0) {
+    std::fprintf(stderr, "error: --pipeline_*_ns must be >= 0\n");
+    return 2;
+  }
+  const size_t layer_bytes = static_cast<size_t>(blocks) * (shape.qkv_bytes + shape.attn_out_bytes + shape.ffn_bytes);
+  // The plain read of the same bytes at the worker's 1 x 512 shape: the layer's floor.
+  std::vector<float> plain;
+  for (int r = 0; r < FLAGS_reps + 2; ++r) {
+    float ms = 0;
+    const size_t n = layer_bytes * shape.layers;
+    const std::string err = tileinfer::StreamRead(data, std::min(n, bytes) / 16 * 16, blocks, 512, sink, &ms);
+    if (!err.empty()) {
+      std::fprintf(stderr, "error: %s\n", err.c_str());
+      return 1;
+    }
+    if (r >= 2) plain.push_back(static_cast<float>(std::min(n, bytes) / (ms * 1e6)));
+  }
+  const float gbps = Median(plain);
+  std::printf("{\n  \"gpu\": \"%s\", \"sm_count\": %d, \"reps\": %d, \"tokens\": %d, \"layers\": %d,\n"
+              "  \"bytes_per_block_layer\": [%u, %u, %u], \"plain_gbps\": %.1f, \"floor_us_per_layer\": %.2f,\n"
+              "  \"runs\": [\n",
+              prop.name, blocks, FLAGS_reps, shape.tokens, shape.layers, shape.qkv_bytes, shape.attn_out_bytes,
+              shape.ffn_bytes, gbps, layer_bytes / (gbps * 1e3));
+  const struct { bool ring; uint32_t chunk; int stages; bool spins; } runs[] = {
+      {false, 16384, 0, true}, {false, 16384, 0, false}, {true, 16384, 12, true}, {true, 16384, 12, false},
+      {true, 16384, 6, true},  {true, 32768, 6, true},   {true, 8192, 16, true},  {true, 32768, 3, true}};
+  uint32_t* counter = nullptr;
+  if (!Check(cudaMalloc(&counter, 2 * sizeof(uint32_t)), "cudaMalloc (counter)")) return 1;
+  bool first = true;
+  for (const auto& run : runs) {
+    tileinfer::PipelineShape s = shape;
+    s.norm_ns = run.spins ? FLAGS_pipeline_norm_ns : 0;
+    s.attention_ns = run.spins ? FLAGS_pipeline_attention_ns : 0;
+    s.reduce_ns = run.spins ? FLAGS_pipeline_reduce_ns : 0;
+    std::vector<float> us;
+    for (int r = 0; r < FLAGS_reps + 2; ++r) {
+      float ms = 0;
+      const std::string err =
+          tileinfer::PipelineStream(data, bytes, blocks, s, run.ring, run.chunk, run.stages, counter, &ms);
+      if (!err.empty()) {
+        std::fprintf(stderr, "error: %s\n", err.c_str());
+        return 1;
+      }
+      if (r >= 2) us.push_back(ms * 1e3f / (s.tokens * s.layers));
+    }
+    std::printf("%s    {\"weights\": \"%s\", \"chunk\": %u, \"stages\": %d, \"spin_ns\": [%u, %u, %u], "
+                "\"us_per_layer\": %.2f}",
+                first ? "" : ",\n", run.ring ? "ring" : "loads", run.ring ? run.chunk : 0, run.stages, s.norm_ns,
+                s.attention_ns, s.reduce_ns, Median(us));
+    first = false;
+  }
+  std::printf("\n  ]\n}\n");
+  cudaFree(counter);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   gflags::ParseCommandLineFlags(&argc, &argv, true);
-  if (FLAGS_mode != "plain" && FLAGS_mode != "bulk_ring" && FLAGS_mode != "gemv" && FLAGS_mode != "barrier") {
-    std::fprintf(stderr, "error: --mode=%s: give plain, bulk_ring, gemv or barrier\n", FLAGS_mode.c_str());
+  if (FLAGS_mode != "plain" && FLAGS_mode != "bulk_ring" && FLAGS_mode != "gemv" && FLAGS_mode != "barrier" &&
+      FLAGS_mode != "pipeline") {
+    std::fprintf(stderr, "error: --mode=%s: give plain, bulk_ring, gemv, barrier or pipeline\n", FLAGS_mode.c_str());
     return 2;
   }
   cudaDeviceProp prop;
@@ -129,6 +207,12 @@ int main(int argc, char** argv) {
     });
   };
   const int sms = prop.multiProcessorCount;
+  if (FLAGS_mode == "pipeline") {
+    const int status = PipelineMode(prop, data, bytes, sink);
+    cudaFree(data);
+    cudaFree(sink);
+    return status;
+  }
   if (FLAGS_mode == "gemv") {
     float* y = nullptr;
     if (!Check(cudaMalloc(&y, bytes / (2 * tileinfer::kGemvStreamK) * sizeof(float) + 16), "cudaMalloc (y)")) return 1;
