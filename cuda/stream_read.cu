@@ -6,6 +6,8 @@
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
+
 #include "cuda/common.cuh"  // the worker's Dot8 and WarpSum, for StreamGemv
 
 namespace tileinfer {
@@ -159,15 +161,28 @@ __global__ void GridBarrierKernel(int iterations, uint32_t* scratch) {
 }
 
 // PipelineStream's kernel (stream_read.h).
+constexpr int kPipelineMaxSms = 1024;
+struct PipelineScratch {
+  uint32_t counter;                       // the computing warps' grid barrier
+  uint32_t sink;                          // keeps the work live
+  uint32_t blocks_on_sm[kPipelineMaxSms];  // blocks per SM (%smid): must be at most 1
+  unsigned long long ns[2], clk[2];       // block 0's %globaltimer and clock64 at start and end
+};
+
 struct PipelineArgs {
   const uint8_t* data;
   PipelineShape shape;
   uint32_t norm_clk, attention_clk, reduce_clk;  // the shape's spins in SM clocks
   uint32_t chunk;
   int stages;
-  uint32_t* counter;
-  uint32_t* sink;
+  PipelineScratch* scratch;
 };
+
+__device__ __forceinline__ unsigned long long GlobalNs() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
 
 // Spins `clk` SM clocks (clock64: finer than %globaltimer's steps).
 __device__ __forceinline__ void Spin(uint32_t clk) {
@@ -209,6 +224,13 @@ __device__ __forceinline__ float Work(const uint4& v, const float* x, float acc)
   return acc;
 }
 
+// x's 8 values for word i of a wave or chunk: word t + 512 j takes columns (t + 32 j) % 256,
+// so that, as in the worker's rows (lane + 32 u), a thread's consecutive words meet
+// different x (two 16-byte shared loads per word in both modes).
+__device__ __forceinline__ uint32_t XColumn(uint32_t i) {
+  return ((i + (i / kPipelineComputeThreads) * 32) % 256) * 8;
+}
+
 __device__ __forceinline__ uint32_t SharedAddress(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
@@ -235,6 +257,15 @@ __global__ void PipelineKernel(PipelineArgs a) {
   const uint32_t per_layer = sh.qkv_bytes + sh.attn_out_bytes + sh.ffn_bytes;
   const uint8_t* mine = a.data + static_cast<size_t>(blockIdx.x) * sh.layers * per_layer;
   for (int i = threadIdx.x; i < 2048; i += blockDim.x) xs[i] = 0.125f * static_cast<float>(i % 7 + 1);
+  if (threadIdx.x == 0) {
+    uint32_t sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    if (sm < kPipelineMaxSms) atomicAdd(&a.scratch->blocks_on_sm[sm], 1u);
+    if (blockIdx.x == 0) {
+      a.scratch->ns[0] = GlobalNs();
+      a.scratch->clk[0] = clock64();
+    }
+  }
   if (kRing && threadIdx.x == 0) {
     for (int s = 0; s < a.stages; ++s) {
       asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(SharedAddress(&full[s])) : "memory");
@@ -277,7 +308,7 @@ __global__ void PipelineKernel(PipelineArgs a) {
   float acc = 0;
   uint32_t barriers = 0;
   uint64_t k = 0;
-  auto barrier = [&] { ComputeBarrier(a.counter, ++barriers * gridDim.x); };
+  auto barrier = [&] { ComputeBarrier(&a.scratch->counter, ++barriers * gridDim.x); };
   for (int tok = 0; tok < sh.tokens; ++tok) {
     const uint8_t* src = mine;
     for (int l = 0; l < sh.layers; ++l) {
@@ -289,7 +320,7 @@ __global__ void PipelineKernel(PipelineArgs a) {
             WaitParity(SharedAddress(&full[s]), static_cast<uint32_t>((k / a.stages) & 1));
             const uint4* words = reinterpret_cast<const uint4*>(ring + static_cast<size_t>(s) * a.chunk);
             for (uint32_t i = threadIdx.x; i < a.chunk / 16; i += kPipelineComputeThreads) {
-              acc = Work(words[i], xs + (i * 8) % 2048, acc);
+              acc = Work(words[i], xs + XColumn(i), acc);
             }
             __syncwarp();
             if (lane == 0) {
@@ -302,12 +333,14 @@ __global__ void PipelineKernel(PipelineArgs a) {
           for (uint32_t base = threadIdx.x; base < n16; base += kPipelineComputeThreads * kUnroll) {
             uint4 v[kUnroll];
 #pragma unroll
-            for (int u = 0; u < kUnroll; ++u) {
-              const uint32_t i = base + u * kPipelineComputeThreads;
-              v[u] = i < n16 ? __ldg(words + i) : make_uint4(0, 0, 0, 0);
+            for (int u = 0; u < kUnroll; ++u) {  // the index clamped, not the load predicated: all 8 in flight
+              v[u] = __ldg(words + min(base + u * kPipelineComputeThreads, n16 - 1));
             }
 #pragma unroll
-            for (int u = 0; u < kUnroll; ++u) acc = Work(v[u], xs + ((base + u * kPipelineComputeThreads) * 8) % 2048, acc);
+            for (int u = 0; u < kUnroll; ++u) {
+              const uint32_t i = base + u * kPipelineComputeThreads;
+              if (i < n16) acc = Work(v[u], xs + XColumn(i), acc);
+            }
           }
         }
         src += waves_bytes[w];
@@ -321,7 +354,11 @@ __global__ void PipelineKernel(PipelineArgs a) {
       barrier();
     }
   }
-  if (acc == 1234.5f) *a.sink = blockIdx.x;  // almost never taken; keeps the work live
+  if (acc == 1234.5f) a.scratch->sink = blockIdx.x;  // almost never taken; keeps the work live
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    a.scratch->ns[1] = GlobalNs();
+    a.scratch->clk[1] = clock64();
+  }
 #endif
 }
 
@@ -428,7 +465,7 @@ std::string GridBarrier(int blocks, int threads, BarrierKind kind, int iteration
 }
 
 std::string PipelineStream(const void* data, size_t bytes, int blocks, const PipelineShape& shape, bool ring,
-                           uint32_t chunk, int stages, uint32_t* scratch, float* ms) {
+                           uint32_t chunk, int stages, float* ms, float* sm_mhz) {
   int device = 0, major = 0, optin = 0, sms = 0, khz = 0;
   cudaError_t err = cudaGetDevice(&device);
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
@@ -438,6 +475,12 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
   if (err != cudaSuccess) return std::string("cudaDeviceGetAttribute: ") + cudaGetErrorString(err);
   if (major < 9) return "the pipeline model needs sm_90 or later; this GPU is sm_" + std::to_string(major) + "x";
   if (shape.tokens < 1 || shape.layers < 1) return "pipeline: tokens and layers must be at least 1";
+  if (static_cast<uint64_t>(shape.tokens) * shape.layers * 5 * blocks >= (1ull << 31)) {
+    return "pipeline: tokens x layers x 5 barriers x blocks must stay below 2^31 (the barrier counter)";
+  }
+  if (std::max(shape.norm_ns, std::max(shape.attention_ns, shape.reduce_ns)) > 1000000000u) {
+    return "pipeline: every spin must be at most 1 s";
+  }
   if (chunk == 0 || chunk % 16 != 0 || shape.qkv_bytes % chunk != 0 || shape.attn_out_bytes % chunk != 0 ||
       shape.ffn_bytes % chunk != 0) {
     return "pipeline: chunk " + std::to_string(chunk) + " must be a positive multiple of 16 dividing every wave's bytes (" +
@@ -445,7 +488,7 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
            std::to_string(shape.ffn_bytes) + ")";
   }
   const size_t per_block = static_cast<size_t>(shape.layers) * (shape.qkv_bytes + shape.attn_out_bytes + shape.ffn_bytes);
-  if (blocks < 1 || blocks > sms || per_block * blocks > bytes) {
+  if (blocks < 1 || blocks > sms || sms > kPipelineMaxSms || per_block * blocks > bytes) {
     return "pipeline: " + std::to_string(blocks) + " blocks of " + std::to_string(per_block) +
            " bytes: give 1.." + std::to_string(sms) + " blocks (one per SM) within the " + std::to_string(bytes) +
            "-byte buffer";
@@ -459,22 +502,46 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
   }
   const void* kernel = ring ? reinterpret_cast<const void*>(PipelineKernel<true>)
                             : reinterpret_cast<const void*>(PipelineKernel<false>);
-  err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(ring_bytes));
+  // A ring asks for at least half the opt-in shared memory, so that no SM holds two blocks
+  // (bulk copies do not use L1, which the rest leaves). The loads mode keeps the default
+  // carveout, as the worker does; blocks_on_sm below catches a second block on an SM.
+  const size_t dynamic_bytes = ring ? std::max(ring_bytes, static_cast<size_t>(optin) / 2) : 0;
+  err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(dynamic_bytes));
   if (err != cudaSuccess) return std::string("cudaFuncSetAttribute: ") + cudaGetErrorString(err);
-  err = cudaMemset(scratch, 0, 2 * sizeof(uint32_t));
-  if (err != cudaSuccess) return std::string("cudaMemset (pipeline counter): ") + cudaGetErrorString(err);
+  PipelineScratch* scratch = nullptr;
+  err = cudaMalloc(&scratch, sizeof(PipelineScratch));
+  if (err != cudaSuccess) return std::string("cudaMalloc (pipeline scratch): ") + cudaGetErrorString(err);
+  err = cudaMemset(scratch, 0, sizeof(PipelineScratch));
   auto clk = [&](uint32_t ns) { return static_cast<uint32_t>(static_cast<uint64_t>(ns) * khz / 1000000); };
   PipelineArgs args{static_cast<const uint8_t*>(data), shape, clk(shape.norm_ns), clk(shape.attention_ns),
-                    clk(shape.reduce_ns), chunk, stages, scratch, scratch + 1};
+                    clk(shape.reduce_ns), chunk, stages, scratch};
   void* params[] = {&args};
   const int threads = kPipelineComputeThreads + 32;
-  std::string launch_err;
-  const std::string timed = Timed("pipeline", [&] {
-    const cudaError_t e =
-        cudaLaunchCooperativeKernel(kernel, dim3(blocks), dim3(threads), params, ring_bytes, nullptr);
-    if (e != cudaSuccess) launch_err = std::string("cudaLaunchCooperativeKernel: ") + cudaGetErrorString(e);
-  }, ms);
-  return launch_err.empty() ? timed : launch_err;
+  std::string fail = err == cudaSuccess ? "" : std::string("cudaMemset (pipeline scratch): ") + cudaGetErrorString(err);
+  if (fail.empty()) {
+    const std::string timed = Timed("pipeline", [&] {
+      const cudaError_t e =
+          cudaLaunchCooperativeKernel(kernel, dim3(blocks), dim3(threads), params, dynamic_bytes, nullptr);
+      if (e != cudaSuccess) fail = std::string("cudaLaunchCooperativeKernel: ") + cudaGetErrorString(e);
+    }, ms);
+    if (fail.empty()) fail = timed;
+  }
+  PipelineScratch host;
+  if (fail.empty()) {
+    err = cudaMemcpy(&host, scratch, sizeof(host), cudaMemcpyDeviceToHost);
+    if (err != cudaSuccess) fail = std::string("cudaMemcpy (pipeline scratch): ") + cudaGetErrorString(err);
+  }
+  cudaFree(scratch);
+  if (!fail.empty()) return fail;
+  for (int sm = 0; sm < sms; ++sm) {
+    if (host.blocks_on_sm[sm] > 1) {
+      return "pipeline: " + std::to_string(host.blocks_on_sm[sm]) + " blocks ran on SM " + std::to_string(sm) +
+             " (the model needs one per SM; give fewer blocks or more shared memory per block)";
+    }
+  }
+  const double dns = static_cast<double>(host.ns[1] - host.ns[0]);
+  *sm_mhz = dns > 0 ? static_cast<float>(static_cast<double>(host.clk[1] - host.clk[0]) / dns * 1e3) : 0.0f;
+  return "";
 }
 
 }  // namespace tileinfer

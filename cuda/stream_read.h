@@ -71,10 +71,11 @@ std::string GridBarrier(int blocks, int threads, BarrierKind kind, int iteration
 // issues one cp.async.bulk per `chunk` bytes into a ring of `stages` chunks (full and empty
 // mbarriers per stage), running through all waves' chunks in order. Block b reads its own
 // contiguous (qkv + attn_out + ffn) * layers bytes at data + b * that; every token reads
-// them again. Wave sizes: multiples of `chunk` (a multiple of 16). `scratch`: device, 2 words
-// (the barrier counter and a sink; zeroed here). *ms: the launch's time (CUDA events).
-// Errors as StreamRead's; also for shapes that do not fit (bytes, shared memory, sm_90 for
-// the ring, blocks more than one per SM).
+// them again. Wave sizes: multiples of `chunk` (a multiple of 16). *ms: the launch's time
+// (CUDA events); *sm_mhz: block 0's SM clock over the launch (clock64 against %globaltimer),
+// which the spins' lengths in ns depend on. Errors as StreamRead's; also for shapes that do
+// not fit (bytes, shared memory, sm_90, blocks more than SMs), when two blocks shared an SM,
+// and when a wait traps (~10 s: a protocol bug, not a hang).
 struct PipelineShape {
   int tokens = 4;
   int layers = 16;
@@ -83,6 +84,6 @@ struct PipelineShape {
 };
 inline constexpr int kPipelineComputeThreads = 512;  // 16 warps; the ring's loader is a 17th
 std::string PipelineStream(const void* data, size_t bytes, int blocks, const PipelineShape& shape, bool ring,
-                           uint32_t chunk, int stages, uint32_t* scratch, float* ms);
+                           uint32_t chunk, int stages, float* ms, float* sm_mhz);
 
 }  // namespace tileinfer

@@ -134,33 +134,33 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
   const struct { bool ring; uint32_t chunk; int stages; bool spins; } runs[] = {
       {false, 16384, 0, true}, {false, 16384, 0, false}, {true, 16384, 12, true}, {true, 16384, 12, false},
       {true, 16384, 6, true},  {true, 32768, 6, true},   {true, 8192, 16, true},  {true, 32768, 3, true}};
-  uint32_t* counter = nullptr;
-  if (!Check(cudaMalloc(&counter, 2 * sizeof(uint32_t)), "cudaMalloc (counter)")) return 1;
   bool first = true;
   for (const auto& run : runs) {
     tileinfer::PipelineShape s = shape;
     s.norm_ns = run.spins ? FLAGS_pipeline_norm_ns : 0;
     s.attention_ns = run.spins ? FLAGS_pipeline_attention_ns : 0;
     s.reduce_ns = run.spins ? FLAGS_pipeline_reduce_ns : 0;
-    std::vector<float> us;
+    std::vector<float> us, mhz;
     for (int r = 0; r < FLAGS_reps + 2; ++r) {
-      float ms = 0;
+      float ms = 0, sm_mhz = 0;
       const std::string err =
-          tileinfer::PipelineStream(data, bytes, blocks, s, run.ring, run.chunk, run.stages, counter, &ms);
+          tileinfer::PipelineStream(data, bytes, blocks, s, run.ring, run.chunk, run.stages, &ms, &sm_mhz);
       if (!err.empty()) {
         std::fprintf(stderr, "error: %s\n", err.c_str());
         return 1;
       }
-      if (r >= 2) us.push_back(ms * 1e3f / (s.tokens * s.layers));
+      if (r >= 2) {
+        us.push_back(ms * 1e3f / (s.tokens * s.layers));
+        mhz.push_back(sm_mhz);
+      }
     }
     std::printf("%s    {\"weights\": \"%s\", \"chunk\": %u, \"stages\": %d, \"spin_ns\": [%u, %u, %u], "
-                "\"us_per_layer\": %.2f}",
+                "\"us_per_layer\": %.2f, \"sm_mhz\": %.0f}",
                 first ? "" : ",\n", run.ring ? "ring" : "loads", run.ring ? run.chunk : 0, run.stages, s.norm_ns,
-                s.attention_ns, s.reduce_ns, Median(us));
+                s.attention_ns, s.reduce_ns, Median(us), Median(mhz));
     first = false;
   }
   std::printf("\n  ]\n}\n");
-  cudaFree(counter);
   return 0;
 }
 
