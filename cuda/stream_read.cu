@@ -319,7 +319,7 @@ __global__ void PipelineKernel(PipelineArgs a) {
             const int s = static_cast<int>(k % a.stages);
             WaitParity(SharedAddress(&full[s]), static_cast<uint32_t>((k / a.stages) & 1));
             const uint4* words = reinterpret_cast<const uint4*>(ring + static_cast<size_t>(s) * a.chunk);
-            for (uint32_t i = threadIdx.x; i < a.chunk / 16; i += kPipelineComputeThreads) {
+            for (uint32_t i = threadIdx.x; sh.work && i < a.chunk / 16; i += kPipelineComputeThreads) {
               acc = Work(words[i], xs + XColumn(i), acc);
             }
             __syncwarp();
@@ -475,6 +475,7 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
   if (err != cudaSuccess) return std::string("cudaDeviceGetAttribute: ") + cudaGetErrorString(err);
   if (major < 9) return "the pipeline model needs sm_90 or later; this GPU is sm_" + std::to_string(major) + "x";
   if (shape.tokens < 1 || shape.layers < 1) return "pipeline: tokens and layers must be at least 1";
+  if (!shape.work && !ring) return "pipeline: work = false is for the ring only (loads without work are no model)";
   if (static_cast<uint64_t>(shape.tokens) * shape.layers * 5 * blocks >= (1ull << 31)) {
     return "pipeline: tokens x layers x 5 barriers x blocks must stay below 2^31 (the barrier counter)";
   }

@@ -82,6 +82,8 @@ struct PipelineShape {
   int layers = 16;
   uint32_t qkv_bytes = 0, attn_out_bytes = 0, ffn_bytes = 0;  // per block and layer
   uint32_t norm_ns = 0, attention_ns = 0, reduce_ns = 0;
+  bool work = true;  // false (ring only): the computing warps take each chunk and release it
+                     // unread, so the run shows the decoupled stream alone (no shared-memory reads)
 };
 inline constexpr int kPipelineComputeThreads = 512;  // 16 warps; the ring's loader is a 17th
 std::string PipelineStream(const void* data, size_t bytes, int blocks, const PipelineShape& shape, bool ring,

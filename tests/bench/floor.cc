@@ -131,15 +131,20 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
               "  \"runs\": [\n",
               prop.name, blocks, FLAGS_reps, shape.tokens, shape.layers, shape.qkv_bytes, shape.attn_out_bytes,
               shape.ffn_bytes, gbps, layer_bytes / (gbps * 1e3));
-  const struct { bool ring; uint32_t chunk; int stages; bool spins; } runs[] = {
-      {false, 16384, 0, true}, {false, 16384, 0, false}, {true, 16384, 12, true}, {true, 16384, 12, false},
-      {true, 16384, 6, true},  {true, 32768, 6, true},   {true, 8192, 16, true},  {true, 32768, 3, true}};
+  // The last run takes the ring's chunks without reading them: the decoupled stream alone,
+  // apart from the consumers' shared-memory reads (a ring no faster than loads with work but
+  // faster without it is bound by those reads, not by the stream).
+  const struct { bool ring; uint32_t chunk; int stages; bool spins; bool work; } runs[] = {
+      {false, 16384, 0, true, true},  {false, 16384, 0, false, true}, {true, 16384, 12, true, true},
+      {true, 16384, 12, false, true}, {true, 16384, 6, true, true},   {true, 32768, 6, true, true},
+      {true, 8192, 16, true, true},   {true, 32768, 3, true, true},   {true, 16384, 12, true, false}};
   bool first = true;
   for (const auto& run : runs) {
     tileinfer::PipelineShape s = shape;
     s.norm_ns = run.spins ? FLAGS_pipeline_norm_ns : 0;
     s.attention_ns = run.spins ? FLAGS_pipeline_attention_ns : 0;
     s.reduce_ns = run.spins ? FLAGS_pipeline_reduce_ns : 0;
+    s.work = run.work;
     std::vector<float> us, mhz;
     for (int r = 0; r < FLAGS_reps + 2; ++r) {
       float ms = 0, sm_mhz = 0;
@@ -155,9 +160,9 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
       }
     }
     std::printf("%s    {\"weights\": \"%s\", \"chunk\": %u, \"stages\": %d, \"spin_ns\": [%u, %u, %u], "
-                "\"us_per_layer\": %.2f, \"sm_mhz\": %.0f}",
+                "\"work\": %s, \"us_per_layer\": %.2f, \"sm_mhz\": %.0f}",
                 first ? "" : ",\n", run.ring ? "ring" : "loads", run.ring ? run.chunk : 0, run.stages, s.norm_ns,
-                s.attention_ns, s.reduce_ns, Median(us), Median(mhz));
+                s.attention_ns, s.reduce_ns, run.work ? "true" : "false", Median(us), Median(mhz));
     first = false;
   }
   std::printf("\n  ]\n}\n");
