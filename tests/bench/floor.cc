@@ -57,6 +57,23 @@ bool Check(cudaError_t err, const char* what) {
   return err == cudaSuccess;
 }
 
+// Calls run(&ms) (a CUDA error string, empty on success) --reps + 2 times and leaves the last
+// --reps times in *ms_of (ms; the first two runs warm up). False after printing run's error.
+template <typename Run>
+bool TimedReps(Run&& run, std::vector<float>* ms_of) {
+  ms_of->clear();
+  for (int r = 0; r < FLAGS_reps + 2; ++r) {
+    float ms = 0;
+    const std::string err = run(&ms);
+    if (!err.empty()) {
+      std::fprintf(stderr, "error: %s\n", err.c_str());
+      return false;
+    }
+    if (r >= 2) ms_of->push_back(ms);
+  }
+  return true;
+}
+
 // --mode=barrier (see the top of this file). Returns the exit status.
 int BarrierMode(const cudaDeviceProp& prop) {
   constexpr int kThreads = 512, kIterations = 10000;
@@ -114,17 +131,10 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
   }
   const size_t layer_bytes = static_cast<size_t>(blocks) * (shape.qkv_bytes + shape.attn_out_bytes + shape.ffn_bytes);
   // The plain read of the same bytes at the worker's 1 x 512 shape: the layer's floor.
+  const size_t read = std::min(layer_bytes * shape.layers, bytes) / 16 * 16;
   std::vector<float> plain;
-  for (int r = 0; r < FLAGS_reps + 2; ++r) {
-    float ms = 0;
-    const size_t n = layer_bytes * shape.layers;
-    const std::string err = tileinfer::StreamRead(data, std::min(n, bytes) / 16 * 16, blocks, 512, sink, &ms);
-    if (!err.empty()) {
-      std::fprintf(stderr, "error: %s\n", err.c_str());
-      return 1;
-    }
-    if (r >= 2) plain.push_back(static_cast<float>(std::min(n, bytes) / (ms * 1e6)));
-  }
+  if (!TimedReps([&](float* t) { return tileinfer::StreamRead(data, read, blocks, 512, sink, t); }, &plain)) return 1;
+  for (float& m : plain) m = static_cast<float>(read / (m * 1e6));  // ms -> GB/s
   const float gbps = Median(plain);
   std::printf("{\n  \"gpu\": \"%s\", \"sm_count\": %d, \"reps\": %d, \"tokens\": %d, \"layers\": %d,\n"
               "  \"bytes_per_block_layer\": [%u, %u, %u], \"plain_gbps\": %.1f, \"floor_us_per_layer\": %.2f,\n"
@@ -145,20 +155,18 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
     s.attention_ns = run.spins ? FLAGS_pipeline_attention_ns : 0;
     s.reduce_ns = run.spins ? FLAGS_pipeline_reduce_ns : 0;
     s.work = run.work;
-    std::vector<float> us, mhz;
-    for (int r = 0; r < FLAGS_reps + 2; ++r) {
-      float ms = 0, sm_mhz = 0;
+    std::vector<float> ms, mhz;  // mhz: every run's, warm-ups first
+    const bool ok = TimedReps([&](float* t) {
+      float sm_mhz = 0;
       const std::string err =
-          tileinfer::PipelineStream(data, bytes, blocks, s, run.ring, run.chunk, run.stages, &ms, &sm_mhz);
-      if (!err.empty()) {
-        std::fprintf(stderr, "error: %s\n", err.c_str());
-        return 1;
-      }
-      if (r >= 2) {
-        us.push_back(ms * 1e3f / (s.tokens * s.layers));
-        mhz.push_back(sm_mhz);
-      }
-    }
+          tileinfer::PipelineStream(data, bytes, blocks, s, run.ring, run.chunk, run.stages, t, &sm_mhz);
+      mhz.push_back(sm_mhz);
+      return err;
+    }, &ms);
+    if (!ok) return 1;
+    mhz.erase(mhz.begin(), mhz.begin() + 2);
+    std::vector<float> us;
+    for (float m : ms) us.push_back(m * 1e3f / (s.tokens * s.layers));
     std::printf("%s    {\"weights\": \"%s\", \"chunk\": %u, \"stages\": %d, \"spin_ns\": [%u, %u, %u], "
                 "\"work\": %s, \"us_per_layer\": %.2f, \"sm_mhz\": %.0f}",
                 first ? "" : ",\n", run.ring ? "ring" : "loads", run.ring ? run.chunk : 0, run.stages, s.norm_ns,
@@ -192,17 +200,10 @@ int main(int argc, char** argv) {
   // GB/s of the buffer read by run(&ms) (an error string, empty on success): the median of
   // --reps runs after 2 warm-ups; -1 after printing the error.
   auto median_gbps = [&](auto&& run) -> float {
-    std::vector<float> gbps;
-    for (int r = 0; r < FLAGS_reps + 2; ++r) {
-      float ms = 0;
-      const std::string err = run(&ms);
-      if (!err.empty()) {
-        std::fprintf(stderr, "error: %s\n", err.c_str());
-        return -1;
-      }
-      if (r >= 2) gbps.push_back(static_cast<float>(bytes / (ms * 1e6)));
-    }
-    return Median(gbps);
+    std::vector<float> ms;
+    if (!TimedReps(run, &ms)) return -1;
+    for (float& m : ms) m = static_cast<float>(bytes / (m * 1e6));  // ms -> GB/s
+    return Median(ms);
   };
   // chunk 0: plain loads, else a bulk ring.
   auto measure = [&](int blocks, int threads, uint32_t chunk = 0, int stages = 0) -> float {
