@@ -7,6 +7,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <initializer_list>
+#include <utility>
 
 #include "cuda/common.cuh"  // the worker's Dot8 and WarpSum, for StreamGemv
 
@@ -116,6 +118,17 @@ __global__ void StreamGemvKernel(const uint4* w, size_t rows, float* y) {
       if (lane == 0 && base + u < r1) y[base + u] = acc;
     }
   }
+}
+
+// The current device's attributes, each into its int (in order); a CUDA error string, empty
+// on success.
+std::string DeviceAttributes(std::initializer_list<std::pair<cudaDeviceAttr, int*>> attributes) {
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  for (const auto& [what, value] : attributes) {
+    if (err == cudaSuccess) err = cudaDeviceGetAttribute(value, what, device);
+  }
+  return err == cudaSuccess ? "" : std::string("cudaDeviceGetAttribute: ") + cudaGetErrorString(err);
 }
 
 // Times one launch of `launch` (CUDA events); returns a CUDA error string, empty on success.
@@ -372,11 +385,10 @@ std::string StreamRead(const void* data, size_t bytes, int blocks, int threads, 
 
 std::string StreamReadBulk(const void* data, size_t bytes, int blocks, int threads, uint32_t chunk, int stages,
                            uint32_t* sink, float* ms) {
-  int device = 0, major = 0, optin = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-  if (err != cudaSuccess) return std::string("cudaDeviceGetAttribute: ") + cudaGetErrorString(err);
+  int major = 0, optin = 0;
+  const std::string attr_err = DeviceAttributes(
+      {{cudaDevAttrComputeCapabilityMajor, &major}, {cudaDevAttrMaxSharedMemoryPerBlockOptin, &optin}});
+  if (!attr_err.empty()) return attr_err;
   if (major < 9) return "bulk copies need sm_90 or later; this GPU is sm_" + std::to_string(major) + "x";
   const size_t ring = static_cast<size_t>(stages) * chunk;
   if (chunk == 0 || chunk % 16 != 0 || stages < 1 || stages > kMaxBulkStages || ring > static_cast<size_t>(optin)) {
@@ -384,7 +396,8 @@ std::string StreamReadBulk(const void* data, size_t bytes, int blocks, int threa
            " bytes: chunk must be a positive multiple of 16, stages 1.." + std::to_string(kMaxBulkStages) +
            ", and the ring at most " + std::to_string(optin) + " bytes of shared memory";
   }
-  err = cudaFuncSetAttribute(StreamReadBulkKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(ring));
+  cudaError_t err =
+      cudaFuncSetAttribute(StreamReadBulkKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(ring));
   if (err != cudaSuccess) return std::string("cudaFuncSetAttribute: ") + cudaGetErrorString(err);
   return Timed("bulk stream read", [&] {
     StreamReadBulkKernel<<<blocks, threads, ring>>>(static_cast<const uint8_t*>(data), bytes, chunk, stages, sink);
@@ -441,10 +454,10 @@ std::string GridBarrier(int blocks, int threads, BarrierKind kind, int iteration
     return "threads " + std::to_string(threads) +
            ": give a multiple of 32, at least 64 (warp 1 writes the check's slot)";
   }
-  int device = 0, sms = 0, per_sm = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  if (err == cudaSuccess) err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0);
+  int sms = 0, per_sm = 0;
+  const std::string attr_err = DeviceAttributes({{cudaDevAttrMultiProcessorCount, &sms}});
+  if (!attr_err.empty()) return attr_err;
+  cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0);
   if (err != cudaSuccess) return std::string("barrier occupancy: ") + cudaGetErrorString(err);
   if (blocks < 1 || blocks > sms * per_sm) {
     return std::to_string(blocks) + " blocks of " + std::to_string(threads) + " threads: a cooperative launch holds 1.." +
@@ -466,13 +479,11 @@ std::string GridBarrier(int blocks, int threads, BarrierKind kind, int iteration
 
 std::string PipelineStream(const void* data, size_t bytes, int blocks, const PipelineShape& shape, bool ring,
                            uint32_t chunk, int stages, float* ms, float* sm_mhz) {
-  int device = 0, major = 0, optin = 0, sms = 0, khz = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device);  // the SM's peak clock
-  if (err != cudaSuccess) return std::string("cudaDeviceGetAttribute: ") + cudaGetErrorString(err);
+  int major = 0, optin = 0, sms = 0, khz = 0;  // khz: the SM's peak clock
+  const std::string attr_err =
+      DeviceAttributes({{cudaDevAttrComputeCapabilityMajor, &major}, {cudaDevAttrMaxSharedMemoryPerBlockOptin, &optin},
+                        {cudaDevAttrMultiProcessorCount, &sms}, {cudaDevAttrClockRate, &khz}});
+  if (!attr_err.empty()) return attr_err;
   if (major < 9) return "the pipeline model needs sm_90 or later; this GPU is sm_" + std::to_string(major) + "x";
   if (shape.tokens < 1 || shape.layers < 1) return "pipeline: tokens and layers must be at least 1";
   if (!shape.work && !ring) return "pipeline: work = false is for the ring only (loads without work are no model)";
@@ -507,7 +518,8 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
   // (bulk copies do not use L1, which the rest leaves). The loads mode keeps the default
   // carveout, as the worker does; blocks_on_sm below catches a second block on an SM.
   const size_t dynamic_bytes = ring ? std::max(ring_bytes, static_cast<size_t>(optin) / 2) : 0;
-  err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(dynamic_bytes));
+  cudaError_t err =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(dynamic_bytes));
   if (err != cudaSuccess) return std::string("cudaFuncSetAttribute: ") + cudaGetErrorString(err);
   PipelineScratch* scratch = nullptr;
   err = cudaMalloc(&scratch, sizeof(PipelineScratch));
