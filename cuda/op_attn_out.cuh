@@ -4,9 +4,10 @@
 // Every task merges all heads itself (Q floats from L2) rather than waiting for a merge wave.
 // Chunks are added in index order; empty chunks (m = -inf, l = 0) contribute nothing and
 // are skipped without being read. The merge runs in three phases (every chunk's m and l;
-// the per-head weights; the weighted sums), so that each phase's loads are in flight
-// together rather than one dependent round trip per element and chunk; with one non-empty
-// chunk (short contexts) it is a single phase.
+// the per-head weights; the weighted sums, a thread's two elements with up to eight chunks'
+// loads at a time), so that each phase's loads are in flight together rather than one
+// dependent round trip per element and chunk; with one non-empty chunk (short contexts) it
+// is a single phase.
 #pragma once
 #include "cuda/common.cuh"
 
@@ -56,24 +57,33 @@ __device__ __forceinline__ void OpAttnOut(const format::TaskRecord& t, const Ste
       lc[h * nc] = l;
     }
     __syncthreads();
-    // 3. o = sum_c o_c e_c / l, chunks in order, four chunks' loads in flight at a time.
+    // 3. o = sum_c o_c e_c / l, chunks in order. A thread takes two adjacent elements of a
+    // head (HD is even, so (chunk, head) records of HD + 2 floats keep them 8-byte aligned)
+    // and has kMergeBatch chunks' float2 loads in flight together: ceil(nc / 8) round trips
+    // per pair instead of one per four chunks and element.
+    constexpr int kMergeBatch = 6;
     const size_t chunk_stride = static_cast<size_t>(p.heads) * stride;
-    for (int i = threadIdx.x; i < Q; i += kThreads) {
-      const int h = i / HD, d = i - h * HD;
+    for (int i = 2 * threadIdx.x; i < Q; i += 2 * kThreads) {
+      const int h = i / HD, d = i - h * HD;  // d even: d + 1 is in the same head
       const float* pc = part + (static_cast<size_t>(first) * p.heads + h) * stride + d;
       const float* e = wgt + h * nc;
-      float o = 0;
-      int k = 0;
-      for (; k + 4 <= nc; k += 4) {
-        const float v0 = pc[k * chunk_stride], v1 = pc[(k + 1) * chunk_stride];
-        const float v2 = pc[(k + 2) * chunk_stride], v3 = pc[(k + 3) * chunk_stride];
-        o += v0 * e[k];
-        o += v1 * e[k + 1];
-        o += v2 * e[k + 2];
-        o += v3 * e[k + 3];
+      float o0 = 0, o1 = 0;
+      for (int k0 = 0; k0 < nc; k0 += kMergeBatch) {
+        float2 v[kMergeBatch];
+#pragma unroll
+        for (int u = 0; u < kMergeBatch; ++u) {
+          if (k0 + u < nc) v[u] = *reinterpret_cast<const float2*>(pc + (k0 + u) * chunk_stride);
+        }
+#pragma unroll
+        for (int u = 0; u < kMergeBatch; ++u) {
+          if (k0 + u < nc) {
+            o0 += v[u].x * e[k0 + u];
+            o1 += v[u].y * e[k0 + u];
+          }
+        }
       }
-      for (; k < nc; ++k) o += pc[k * chunk_stride] * e[k];
-      attn[i] = o / lc[h * nc];
+      attn[i] = o0 / lc[h * nc];
+      attn[i + 1] = o1 / lc[h * nc];
     }
   }
   __syncthreads();
