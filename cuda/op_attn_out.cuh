@@ -4,7 +4,7 @@
 // Every task merges all heads itself (Q floats from L2) rather than waiting for a merge wave.
 // Chunks are added in index order; empty chunks (m = -inf, l = 0) contribute nothing and
 // are skipped without being read. The merge runs in three phases (every chunk's m and l;
-// the per-head weights; the weighted sums, a thread's two elements with up to eight chunks'
+// the per-head weights; the weighted sums, a thread's two elements with up to four chunks'
 // loads at a time), so that each phase's loads are in flight together rather than one
 // dependent round trip per element and chunk; with one non-empty chunk (short contexts) it
 // is a single phase.
@@ -59,9 +59,9 @@ __device__ __forceinline__ void OpAttnOut(const format::TaskRecord& t, const Ste
     __syncthreads();
     // 3. o = sum_c o_c e_c / l, chunks in order. A thread takes two adjacent elements of a
     // head (HD is even, so (chunk, head) records of HD + 2 floats keep them 8-byte aligned)
-    // and has kMergeBatch chunks' float2 loads in flight together: ceil(nc / 8) round trips
+    // and has kMergeBatch chunks' float2 loads in flight together: ceil(nc / 4) round trips
     // per pair instead of one per four chunks and element.
-    constexpr int kMergeBatch = 6;
+    constexpr int kMergeBatch = 4;
     const size_t chunk_stride = static_cast<size_t>(p.heads) * stride;
     for (int i = 2 * threadIdx.x; i < Q; i += 2 * kThreads) {
       const int h = i / HD, d = i - h * HD;  // d even: d + 1 is in the same head
