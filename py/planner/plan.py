@@ -105,8 +105,16 @@ def _task(opcode: str, wave: int, worker: int, rows: Tuple[int, int], layer: int
     return t
 
 
+# The default smallest attention chunk, in positions. Measured on the H200 (docs/PERFORMANCE.md,
+# "The attention split by measurement"; results/2026-11-30-h200-phases): 32 against 16, 64, 128
+# and 256 was the fastest or within 0.5% at contexts 32, 256, 1024 and 4064 for both the 1B and
+# the SmolLM2 shapes, 5-10% faster than 128 at 256 and 1024.
+DEFAULT_ATTENTION_MIN_CHUNK = 32
+
+
 def make_plan(config: LlamaConfig, target: Target, *, max_context: int,
-              attention_chunks: Optional[int] = None, attention_min_chunk: int = 128) -> Plan:
+              attention_chunks: Optional[int] = None,
+              attention_min_chunk: int = DEFAULT_ATTENTION_MIN_CHUNK) -> Plan:
     """Plans one decode step of `config` on `target`.
 
     Args:
