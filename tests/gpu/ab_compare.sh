@@ -7,8 +7,9 @@
 # Each dir holds a gpu_check from tests/gpu/prepare.sh (or prepare_ab.sh). Packages are
 # planned for the probed target of the last config's build; every config runs them with
 # --check_target=false. For each model, two rounds over the configs in order (A B C A B C):
-# ms/token of 5 x 256-token generations; round 1 also traces contexts 32 and 4064
-# (py/tools/trace_report.py), written to $OUT. Lines also go to $OUT/ab_compare.txt as they come.
+# ms/token of 5 x 256-token generations; round 1 also traces contexts 32 and 4064, or those
+# in AB_TRACE_CONTEXTS (e.g. 32,256,1024,4064; py/tools/trace_report.py), written to $OUT.
+# Lines also go to $OUT/ab_compare.txt as they come.
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu_out}
 names=(); dirs=(); flags=()
@@ -20,6 +21,7 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do
 done
 [ "${1:-}" = "--" ] && shift
 MODELS=${*:-llama1b_shape smollm2_shape}
+TRACE_CONTEXTS=${AB_TRACE_CONTEXTS:-32,4064}
 [ ${#names[@]} -ge 1 ] || { echo "usage: ab_compare.sh CONFIG... [-- MODEL...]" >&2; exit 2; }
 W=/tmp/tileinfer_models
 mkdir -p "$OUT" "$W"
@@ -34,14 +36,14 @@ for m in $MODELS; do
     for k in "${!names[@]}"; do
       side=${names[$k]}
       extra=(); [ -n "${flags[$k]}" ] && IFS=, read -r -a extra <<< "${flags[$k]}"
-      trace=(); [ $round = 1 ] && trace=(--trace_out="$W/trace_${m}_$side" --trace_contexts=32,4064)
+      trace=(); [ $round = 1 ] && trace=(--trace_out="$W/trace_${m}_$side" --trace_contexts=$TRACE_CONTEXTS)
       log=$("${dirs[$k]}"/gpu_check --package="$W/$m.tpkg" --check_target=false --contexts=1 --cpu_contexts=1 \
         --runs=5 --tokens=256 --sampling_checks=0 --stream_checks=false --cpu_generate_tokens=0 "${trace[@]}" "${extra[@]}" 2>&1)
       r=$?
       line=$(grep -E 'determinism|trace at|FAIL' <<< "$log" | sed -E 's|/tmp/tileinfer_models/[^ ]*||' | tr '\n' ' ')
       [ $r = 0 ] || { rc=1; line="$line [exit $r: $(tail -2 <<< "$log" | tr '\n' ' ')]"; }
       echo "$m $side round $round: $line" | tee -a "$OUT/ab_compare.txt"
-      for c in 32 4064; do [ $round = 1 ] && xz -c "$W/trace_${m}_${side}_$c.json" > "$OUT/trace_${m}_${side}_$c.json.xz"; done
+      for c in ${TRACE_CONTEXTS//,/ }; do [ $round = 1 ] && xz -c "$W/trace_${m}_${side}_$c.json" > "$OUT/trace_${m}_${side}_$c.json.xz"; done
     done
   done
 done

@@ -31,6 +31,12 @@ MODELS = {
                         max_context=600),
     "tiny_ties": dict(hidden=64, ffn=96, layers=1, heads=4, kv_heads=2, vocab=60, tied=False,
                       paired_lm_head_rows=True, max_context=600),
+    # The same shapes with longer attention chunks than the planner's default: 3-5 positions
+    # per warp (attention batches of 4 with slots past the chunk's end, two batches at 72).
+    "tiny_9x3_mc72": dict(hidden=72, ffn=100, layers=2, heads=9, kv_heads=3, vocab=97,
+                          max_context=600, min_chunk=72),
+    "tiny_untied_mc40": dict(hidden=64, ffn=128, layers=2, heads=4, kv_heads=2, vocab=50,
+                             tied=False, max_context=600, min_chunk=40),
     "tiny_inf": dict(hidden=64, ffn=96, layers=1, heads=4, kv_heads=2, vocab=60, tied=False,
                      max_context=64, poison=("lm_head.weight", 17)),
     "smollm2_shape": dict(hidden=576, ffn=1536, layers=30, heads=9, kv_heads=3, vocab=49152,
@@ -55,6 +61,7 @@ def main(argv):
         t0 = time.time()
         max_positions = spec.pop("max_position_embeddings", None)
         poison = spec.pop("poison", None)
+        min_chunk = spec.pop("min_chunk", None)
         if not os.path.exists(os.path.join(ckpt, "config.json")):
             tiny_models.write_tiny_checkpoint(ckpt, seed=11, **spec)
             if poison:
@@ -72,7 +79,9 @@ def main(argv):
             # plan takes ~12 s, and several stages of one call use it).
             logging.info("%s: package up to date", name)
             continue
-        planner_main.build_package(ckpt, FLAGS.target_file, package, max_context, progress=False)
+        chunking = {} if min_chunk is None else {"attention_min_chunk": min_chunk}
+        planner_main.build_package(ckpt, FLAGS.target_file, package, max_context, progress=False,
+                                   **chunking)
         logging.info("%s: checkpoint %.1fs, package %.1fs", name, t1 - t0, time.time() - t1)
 
 
