@@ -204,6 +204,20 @@ __device__ __forceinline__ void Spin(uint32_t clk) {
   }
 }
 
+// A dependent phase of `clk` SM clocks for the computing warps (PipelineShape::all_warps_spin).
+// By default warp 1 (scheduler 1: not the loader's) spins and the others wait at named
+// barrier 1, where they issue nothing; clk 0 costs nothing. `all_warps`: every computing warp
+// spins, as before.
+__device__ __forceinline__ void Phase(uint32_t clk, bool all_warps) {
+  if (clk == 0) return;
+  if (all_warps) {
+    Spin(clk);
+    return;
+  }
+  if (threadIdx.x / 32 == 1) Spin(clk);
+  asm volatile("bar.sync 1, %0;\n" ::"n"(kPipelineComputeThreads) : "memory");
+}
+
 // A wait that has not ended after ~10 s at 2 GHz is a protocol bug: trap (the launch fails
 // with an error) rather than hang.
 __device__ __forceinline__ void Watchdog(long long t0) {
@@ -301,7 +315,7 @@ __global__ void PipelineKernel(PipelineArgs a) {
             const int s = static_cast<int>(k % a.stages);
             const uint64_t use = k / a.stages;
             if (use > 0) WaitParity(SharedAddress(&empty[s]), static_cast<uint32_t>((use - 1) & 1));
-            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+            if (sh.fence_each_copy) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
             asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(SharedAddress(&full[s])),
                          "r"(a.chunk)
                          : "memory");
@@ -326,7 +340,7 @@ __global__ void PipelineKernel(PipelineArgs a) {
     const uint8_t* src = mine;
     for (int l = 0; l < sh.layers; ++l) {
       for (int w = 0; w < 3; ++w) {
-        Spin(a.norm_clk);
+        Phase(a.norm_clk, sh.all_warps_spin);
         if (kRing) {
           for (uint32_t off = 0; off < waves_bytes[w]; off += a.chunk, ++k) {
             const int s = static_cast<int>(k % a.stages);
@@ -359,11 +373,11 @@ __global__ void PipelineKernel(PipelineArgs a) {
         src += waves_bytes[w];
         barrier();
         if (w == 0) {  // ATTENTION
-          Spin(a.attention_clk);
+          Phase(a.attention_clk, sh.all_warps_spin);
           barrier();
         }
       }
-      Spin(a.reduce_clk);  // FFN_REDUCE
+      Phase(a.reduce_clk, sh.all_warps_spin);  // FFN_REDUCE
       barrier();
     }
   }
@@ -487,6 +501,7 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
   if (major < 9) return "the pipeline model needs sm_90 or later; this GPU is sm_" + std::to_string(major) + "x";
   if (shape.tokens < 1 || shape.layers < 1) return "pipeline: tokens and layers must be at least 1";
   if (!shape.work && !ring) return "pipeline: work = false is for the ring only (loads without work are no model)";
+  if (shape.fence_each_copy && !ring) return "pipeline: fence_each_copy is for the ring only";
   if (static_cast<uint64_t>(shape.tokens) * shape.layers * 5 * blocks >= (1ull << 31)) {
     return "pipeline: tokens x layers x 5 barriers x blocks must stay below 2^31 (the barrier counter)";
   }

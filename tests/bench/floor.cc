@@ -141,13 +141,28 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
               "  \"runs\": [\n",
               prop.name, blocks, FLAGS_reps, shape.tokens, shape.layers, shape.qkv_bytes, shape.attn_out_bytes,
               shape.ffn_bytes, gbps, layer_bytes / (gbps * 1e3));
-  // The last run takes the ring's chunks without reading them: the decoupled stream alone,
+  // The ninth run takes the ring's chunks without reading them: the decoupled stream alone,
   // apart from the consumers' shared-memory reads (a ring no faster than loads with work but
-  // faster without it is bound by those reads, not by the stream).
-  const struct { bool ring; uint32_t chunk; int stages; bool spins; bool work; } runs[] = {
-      {false, 16384, 0, true, true},  {false, 16384, 0, false, true}, {true, 16384, 12, true, true},
-      {true, 16384, 12, false, true}, {true, 16384, 6, true, true},   {true, 32768, 6, true, true},
-      {true, 8192, 16, true, true},   {true, 32768, 3, true, true},   {true, 16384, 12, true, false}};
+  // faster without it is bound by those reads, not by the stream). Spins are one warp's
+  // (PipelineShape::all_warps_spin) and the loader fences no copy, except in the last two
+  // runs, each the third run with one of those restored as the model first had it: all 16
+  // warps spinning (do their loops starve the loader?), a proxy fence before every copy
+  // (does it hold each copy until the one before it has landed?). The loads runs check the
+  // spins' length: with spins minus without should stay ~9.6 us a layer.
+  const struct {
+    bool ring;
+    uint32_t chunk;
+    int stages;
+    bool spins;
+    bool work;
+    bool all_warps_spin;
+    bool fence_each_copy;
+  } runs[] = {{false, 16384, 0, true, true},        {false, 16384, 0, false, true},
+              {true, 16384, 12, true, true},        {true, 16384, 12, false, true},
+              {true, 16384, 6, true, true},         {true, 32768, 6, true, true},
+              {true, 8192, 16, true, true},         {true, 32768, 3, true, true},
+              {true, 16384, 12, true, false},       {true, 16384, 12, true, true, true, false},
+              {true, 16384, 12, true, true, false, true}};
   bool first = true;
   for (const auto& run : runs) {
     tileinfer::PipelineShape s = shape;
@@ -155,6 +170,8 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
     s.attention_ns = run.spins ? FLAGS_pipeline_attention_ns : 0;
     s.reduce_ns = run.spins ? FLAGS_pipeline_reduce_ns : 0;
     s.work = run.work;
+    s.all_warps_spin = run.all_warps_spin;
+    s.fence_each_copy = run.fence_each_copy;
     std::vector<float> ms, mhz;  // mhz: every run's, warm-ups first
     const bool ok = TimedReps([&](float* t) {
       float sm_mhz = 0;
@@ -168,9 +185,11 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
     std::vector<float> us;
     for (float m : ms) us.push_back(m * 1e3f / (s.tokens * s.layers));
     std::printf("%s    {\"weights\": \"%s\", \"chunk\": %u, \"stages\": %d, \"spin_ns\": [%u, %u, %u], "
-                "\"work\": %s, \"us_per_layer\": %.2f, \"sm_mhz\": %.0f}",
+                "\"work\": %s, \"all_warps_spin\": %s, \"fence_each_copy\": %s, \"us_per_layer\": %.2f, "
+                "\"sm_mhz\": %.0f}",
                 first ? "" : ",\n", run.ring ? "ring" : "loads", run.ring ? run.chunk : 0, run.stages, s.norm_ns,
-                s.attention_ns, s.reduce_ns, run.work ? "true" : "false", Median(us), Median(mhz));
+                s.attention_ns, s.reduce_ns, run.work ? "true" : "false", run.all_warps_spin ? "true" : "false",
+                run.fence_each_copy ? "true" : "false", Median(us), Median(mhz));
     first = false;
   }
   std::printf("\n  ]\n}\n");
