@@ -17,8 +17,9 @@ Prints a table per wave kind and the split; --png draws a per-worker timeline an
 the busiest worker's bytes over the mean (needs matplotlib).
 
 A trace from the phase-trace build (bazel --define=phase_trace=1) also holds "phases_clk":
-per task, the SM clocks of marks inside it (cuda/common.cuh PhaseMark). Then a second table
-gives, per opcode, the median of each phase's duration over the tasks with every mark.
+per task, the SM clocks of marks inside it (cuda/common.cuh PhaseMark). Then two more tables
+give, per opcode, the median of each phase's duration over the tasks with every mark, and
+over the slowest sixteenth of them (the tasks that set a wave whose other tasks are short).
 """
 import collections
 import gzip
@@ -164,11 +165,14 @@ def ns_per_clock(trace):
     return statistics.median(ratios) if ratios else None
 
 
-def phases(trace):
+def phases(trace, slowest=False):
     """Per opcode with phases (PHASES), over the tasks that carry every one of its marks:
     {opcode: (tasks, [median us of each phase], median task us)}, in clocks converted at
     ns_per_clock. Each median is taken on its own, so the phases need not add up to the
-    task. None when the trace has no phase marks (not a phase-trace build)."""
+    task. slowest: only each opcode's slowest sixteenth of those tasks (at least one), the
+    ones that set a wave when most of its tasks are short (e.g. ATTENTION's chunks that hold
+    positions at short contexts). None when the trace has no phase marks (not a phase-trace
+    build)."""
     if "phases_clk" not in trace:
         return None
     scale = ns_per_clock(trace)
@@ -183,25 +187,32 @@ def phases(trace):
         edges = [t[10]] + inner + [t[11]]
         spans[t[2]].append([(b - a) * scale / 1e3 for a, b in zip(edges, edges[1:])] +
                            [(t[11] - t[10]) * scale / 1e3])
+    if slowest:
+        for rows in spans.values():  # keep the slowest ceil(n / 16), at least one
+            rows.sort(key=lambda r: r[-1])
+            del rows[:len(rows) - (len(rows) + 15) // 16]
     return {op: (len(rows), [statistics.median(col) for col in zip(*rows)][:-1],
                  statistics.median(r[-1] for r in rows))
             for op, rows in sorted(spans.items())}
 
 
 def phase_report(trace):
-    """The phase table as text, or None for a trace without phase marks."""
+    """The phase tables as text (all tasks with every mark, then each opcode's slowest
+    sixteenth of them), or None for a trace without phase marks."""
     table = phases(trace)
     if table is None:
         return None
     scale = ns_per_clock(trace)
     out = [f"phases inside tasks: median us over the tasks with every mark (SM clocks at the "
-           f"trace's median {1 / scale if scale else 0:.3f} clk/ns; each median on its own)",
-           f"{'opcode':20s} {'tasks':>5s} {'task us':>8s}  phases (median us)"]
-    for op, (n, medians, task) in table.items():
-        out.append(f"{OPCODES[op]:20s} {n:5d} {task:8.2f}  " +
-                   " | ".join(f"{name} {us:.2f}" for name, us in zip(PHASES[op], medians)))
-    if not table:
-        out.append("(no task carries all its marks)")
+           f"trace's median {1 / scale if scale else 0:.3f} clk/ns; each median on its own)"]
+    for title, rows in (("", table), (" (the slowest sixteenth of each opcode's tasks)",
+                                      phases(trace, slowest=True))):
+        out.append(f"{'opcode':20s} {'tasks':>5s} {'task us':>8s}  phases (median us){title}")
+        for op, (n, medians, task) in rows.items():
+            out.append(f"{OPCODES[op]:20s} {n:5d} {task:8.2f}  " +
+                       " | ".join(f"{name} {us:.2f}" for name, us in zip(PHASES[op], medians)))
+        if not rows:
+            out.append("(no task carries all its marks)")
     return "\n".join(out)
 
 

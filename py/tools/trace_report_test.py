@@ -139,6 +139,10 @@ def test_phase_medians_of_a_known_trace():
     assert "QKV (RMSNORM_GEMV)       2     1.45  norm 0.40 | gemv 1.05" in text
     assert "LM_HEAD                  1     2.85  norm 0.60 | gemv+argmax 2.25" in text
     assert "2.000 clk/ns" in text
+    # The slowest sixteenth: of 2 QKV tasks, the longer one alone (norm 500 ns, gemv 1400 ns).
+    n, medians, task = trace_report.phases(make_phase_trace(), slowest=True)[qkv]
+    assert n == 1 and medians == pytest.approx([0.5, 1.4]) and task == pytest.approx(1.9)
+    assert "QKV (RMSNORM_GEMV)       1     1.90  norm 0.50 | gemv 1.40" in text
 
 
 def test_attention_and_ffn_phases_follow_their_marks():
