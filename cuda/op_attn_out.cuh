@@ -5,9 +5,9 @@
 // Chunks are added in index order; empty chunks (m = -inf, l = 0) contribute nothing and
 // are skipped without being read. The merge runs in three phases (every chunk's m and l;
 // the per-head weights; the weighted sums, a thread's two elements with up to four chunks'
-// loads at a time), so that each phase's loads are in flight together rather than one
-// dependent round trip per element and chunk; with one non-empty chunk (short contexts) it
-// is a single phase.
+// loads at a time, the first four issued before phase 1), so that each phase's loads are in
+// flight together rather than one dependent round trip per element and chunk; with one
+// non-empty chunk (short contexts) it is a single phase.
 #pragma once
 #include "cuda/common.cuh"
 
@@ -37,6 +37,27 @@ __device__ __forceinline__ void OpAttnOut(const format::TaskRecord& t, const Ste
       attn[i] = (0.0f + pc[d]) / (0.0f + pc[HD + 1]);
     }
   } else {
+    // Phase 3's loads (below) do not depend on the weights: a thread's first kMergeBatch
+    // chunks of its first kPreloadPairs element pairs are loaded before phase 1, so that
+    // their round trip runs beside phase 1's and phase 2's instead of after them.
+    constexpr int kMergeBatch = 4, kPreloadPairs = 1;
+    const size_t chunk_stride = static_cast<size_t>(p.heads) * stride;
+    auto pair_base = [&](int i) {  // i even: elements i, i + 1 of one head (HD is even)
+      const int h = i / HD, d = i - h * HD;
+      return part + (static_cast<size_t>(first) * p.heads + h) * stride + d;
+    };
+    auto load_batch = [&](const float* pc, int k0, float2 (&v)[kMergeBatch]) {
+#pragma unroll
+      for (int u = 0; u < kMergeBatch; ++u) {
+        v[u] = k0 + u < nc ? *reinterpret_cast<const float2*>(pc + (k0 + u) * chunk_stride) : make_float2(0, 0);
+      }
+    };
+    float2 preload[kPreloadPairs][kMergeBatch];
+#pragma unroll
+    for (int q = 0; q < kPreloadPairs; ++q) {
+      const int i = 2 * (threadIdx.x + q * kThreads);
+      if (i < Q) load_batch(pair_base(i), 0, preload[q]);
+    }
     // 1. m and l of every (head, non-empty chunk), all loads at once.
     for (int idx = threadIdx.x; idx < p.heads * nc; idx += kThreads) {
       const float* pc = part + (static_cast<size_t>(first + idx % nc) * p.heads + idx / nc) * stride;
@@ -60,19 +81,19 @@ __device__ __forceinline__ void OpAttnOut(const format::TaskRecord& t, const Ste
     // 3. o = sum_c o_c e_c / l, chunks in order. A thread takes two adjacent elements of a
     // head (HD is even, so (chunk, head) records of HD + 2 floats keep them 8-byte aligned)
     // and has kMergeBatch chunks' float2 loads in flight together: ceil(nc / 4) round trips
-    // per pair instead of one per four chunks and element.
-    constexpr int kMergeBatch = 4;
-    const size_t chunk_stride = static_cast<size_t>(p.heads) * stride;
-    for (int i = 2 * threadIdx.x; i < Q; i += 2 * kThreads) {
-      const int h = i / HD, d = i - h * HD;  // d even: d + 1 is in the same head
-      const float* pc = part + (static_cast<size_t>(first) * p.heads + h) * stride + d;
+    // per pair instead of one per four chunks and element, the first of them preloaded.
+    auto merge_pair = [&](int i, const float2 (&first_batch)[kMergeBatch]) {
+      const int h = i / HD;
+      const float* pc = pair_base(i);
       const float* e = wgt + h * nc;
       float o0 = 0, o1 = 0;
       for (int k0 = 0; k0 < nc; k0 += kMergeBatch) {
         float2 v[kMergeBatch];
+        if (k0 == 0) {
 #pragma unroll
-        for (int u = 0; u < kMergeBatch; ++u) {
-          if (k0 + u < nc) v[u] = *reinterpret_cast<const float2*>(pc + (k0 + u) * chunk_stride);
+          for (int u = 0; u < kMergeBatch; ++u) v[u] = first_batch[u];
+        } else {
+          load_batch(pc, k0, v);
         }
 #pragma unroll
         for (int u = 0; u < kMergeBatch; ++u) {
@@ -84,6 +105,16 @@ __device__ __forceinline__ void OpAttnOut(const format::TaskRecord& t, const Ste
       }
       attn[i] = o0 / lc[h * nc];
       attn[i + 1] = o1 / lc[h * nc];
+    };
+#pragma unroll
+    for (int q = 0; q < kPreloadPairs; ++q) {
+      const int i = 2 * (threadIdx.x + q * kThreads);
+      if (i < Q) merge_pair(i, preload[q]);
+    }
+    for (int i = 2 * (threadIdx.x + kPreloadPairs * kThreads); i < Q; i += 2 * kThreads) {
+      float2 first_batch[kMergeBatch];
+      load_batch(pair_base(i), 0, first_batch);
+      merge_pair(i, first_batch);
     }
   }
   __syncthreads();
