@@ -147,8 +147,9 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
   // (PipelineShape::all_warps_spin) and the loader fences no copy, except in the last two
   // runs, each the third run with one of those restored as the model first had it: all 16
   // warps spinning (do their loops starve the loader?), a proxy fence before every copy
-  // (does it hold each copy until the one before it has landed?). The loads runs check the
-  // spins' length: with spins minus without should stay ~9.6 us a layer.
+  // (does it hold each copy until the one before it has landed?); on the H200 neither
+  // changed the third run's time (docs/PERFORMANCE.md). The loads runs check the spins'
+  // length: with spins minus without should stay ~9.6 us a layer.
   const struct {
     bool ring;
     uint32_t chunk;

@@ -4,7 +4,8 @@
 #   bash tests/gpu/sweep_attention.sh MODEL MIN_CHUNKS CONTEXTS [BIN_DIR]
 #   e.g. bash tests/gpu/sweep_attention.sh llama1b_shape 32,64,128,256 256,1024,4064
 # MODEL: llama1b_shape | smollm2_shape (tests/gpu/make_models.py writes its checkpoint).
-# MIN_CHUNKS: values of the planner's --attention_min_chunk (positions; the planner's default is plan.DEFAULT_ATTENTION_MIN_CHUNK).
+# MIN_CHUNKS: values of the planner's --attention_min_chunk (positions; the default is
+# py/planner/plan.py DEFAULT_ATTENTION_MIN_CHUNK).
 # CONTEXTS: traced contexts, each in 2..4088 (gpu_check --trace_contexts).
 # BIN_DIR: a build from tests/gpu/prepare.sh (default .gpu/bin); a phase-trace build adds the
 # per-phase medians to each report. Writes $OUT/sweep_MODEL.txt (one line per split and
