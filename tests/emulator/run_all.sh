@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# All emulator suites in one go (about 12 minutes on 2 cores). Worktrees, builds and logs under $R
+# All emulator suites in one go (about 20 minutes on 2 cores). Worktrees, builds and logs under $R
 # (default ${TMPDIR:-/tmp}/emu_run); the repository $REPO (default: the checkout this folder is in) is
 # only read (git worktree add --detach). OLD = $OLD (default main), NEW = the branches below.
 #   bash tests/emulator/run_all.sh          logs: $R/logs/*.log, summary lines at the end
 set -uo pipefail
 S=$(cd "$(dirname "$0")" && pwd); R=${R:-${TMPDIR:-/tmp}/emu_run}
 REPO=${REPO:-$(git -C "$S" rev-parse --show-toplevel)}; OLD=${OLD:-main}; L=$R/logs; mkdir -p $L
-for n in main:$OLD aoc:exp/attn-out-one-chunk pffn:exp/pair-ffn prows:exp/pair-rows da:exp/direct-attention; do
+for n in main:$OLD aoc:exp/attn-out-one-chunk pffn:exp/pair-ffn prows:exp/pair-rows da:exp/direct-attention \
+         awm:exp/attn-warp-merge; do
   [ -d $R/wt/${n%%:*} ] || git -C "$REPO" worktree add --detach $R/wt/${n%%:*} ${n#*:} >/dev/null; done
 WT=$R/wt; BD=$R/build
 # 1. ATTN_OUT: exp/attn-out-one-chunk and exp/pair-rows vs main
@@ -34,4 +35,9 @@ done
 export B=$BD/da; bash $S/direct/setup.sh $WT/da > $L/da_setup.log 2>&1
 (cd $S/direct && python3 compare_da.py > $L/da_compare_da.log 2>&1 && python3 x1_elementwise.py > $L/da_x1_elementwise.log 2>&1 &&
  python3 mutate.py > $L/da_mutate.log 2>&1 && python3 mutrun.py > $L/da_mutrun.log 2>&1)
+# 5. ATTENTION: exp/attn-warp-merge vs main, bitwise and against float64; deleted barriers and a reversed
+# warp order (attention/mutate.py, on the first 40 cases)
+A=$BD/at_awm; B=$A OLDW=$WT/main NEWW=$WT/awm bash $S/attention/setup.sh > $L/awm_setup_at.log 2>&1
+B=$A python3 $S/attention/compare_at.py > $L/awm_compare_at.log 2>&1
+B=$A python3 $S/attention/mutate.py > $L/awm_mutate_at.log 2>&1
 grep -H "^cases" $L/*.log; grep -H "^== " $L/*mutrun_pair.log $L/da_mutrun.log | sed 's/: \[.*//'

@@ -1,0 +1,117 @@
+"""ATTENTION emulator: OLD (main) vs NEW (a branch) bitwise, and NEW against a float64 reference.
+
+Usage: B=<build dir of setup.sh> [NEW_BIN=<a mutant>] python3 compare_at.py [max_cases]
+Each case runs the C ATTENTION tasks of one K/V head (rt_at.cc) in both builds and compares:
+  - bitwise: every chunk's state (o, m, l per query head) and the K/V row written at pos;
+  - float64 (NEW): the K row at pos = BF16(RoPE(k)) within 1 BF16 ULP, the V row = BF16(v)
+    exactly; per chunk and query head, m = the max score, l = sum e^(s - m), o = sum e^(s - m) V
+    over the chunk's positions (scores from the RoPE'd query and the cache as the op read it),
+    errors relative to max(l) and max |o|; empty chunks: m = -inf, l = 0, o = 0;
+  - the checker's reports (races, bounds, alignment, buffer rules of rt_at.cc): none allowed.
+Shapes: head_dim 8-128, groups 1-8; contexts 1-1100 around the batch and chunk edges; chunks 1-44;
+min_chunk 1-128. Exit status 1 when any case fails.
+"""
+import os, sys
+import numpy as np
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from emu_common import bf16_to_f64, bits_equal, run_bin, reports
+
+B = os.environ["B"]
+TOL = 2e-5  # relative to the chunk's max l / max |o| (FP32 sums of up to ~1000 terms)
+
+
+def chunk_bounds(ctx, C, c, minc):
+    span = max(-(-ctx // C), minc)
+    return max(0, ctx - (C - c) * span), max(0, ctx - (C - 1 - c) * span)
+
+
+def bf16_rne(x):
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def reference(HD, NH, NKV, pos, C, minc, kv, out, kc, vc, qkv, inv_freq):
+    """(errors dict, failure strings) of NEW's outputs against float64."""
+    group, Q, KV, half, stride = NH // NKV, NH * HD, NKV * HD, HD // 2, HD + 2
+    fails, err = [], {"k_ulp": 0, "l": 0.0, "o": 0.0, "m": 0.0}
+    ang = (np.float32(pos) * inv_freq.astype(np.float32)).astype(np.float64)  # the op's FP32 angle
+    co, si = np.cos(ang), np.sin(ang)
+    def rope(x):
+        a, b = x[:half].astype(np.float64), x[half:].astype(np.float64)
+        return np.concatenate([a * co - b * si, b * co + a * si])
+    k = qkv[Q + kv * HD: Q + (kv + 1) * HD]; v = qkv[Q + KV + kv * HD: Q + KV + (kv + 1) * HD]
+    k_ref = bf16_rne(rope(k).astype(np.float32))  # float64 -> FP32 -> BF16: within 1 ULP of the op's
+    k_got = kc[pos, kv * HD:(kv + 1) * HD]
+    ulp = int(np.max(np.abs(k_got.astype(np.int32) - k_ref.astype(np.int32))))
+    err["k_ulp"] = ulp
+    if ulp > 1: fails.append(f"K row at pos: {ulp} BF16 ULPs from float64")
+    if not np.array_equal(vc[pos, kv * HD:(kv + 1) * HD], bf16_rne(v)): fails.append("V row at pos != BF16(v)")
+    K = bf16_to_f64(kc[:, kv * HD:(kv + 1) * HD]); V = bf16_to_f64(vc[:, kv * HD:(kv + 1) * HD])
+    for h in range(kv * group, (kv + 1) * group):
+        q = rope(qkv[h * HD:(h + 1) * HD])
+        s = K @ q / np.sqrt(HD)
+        for c in range(C):
+            b, e = chunk_bounds(pos + 1, C, c, minc)
+            rec = out[(c * NH + h) * stride:(c * NH + h + 1) * stride].astype(np.float64)
+            if b == e:
+                if not (np.all(rec[:HD] == 0) and rec[HD] == -np.inf and rec[HD + 1] == 0):
+                    fails.append(f"empty chunk {c} head {h}: not (0, -inf, 0)")
+                continue
+            m = s[b:e].max(); w = np.exp(s[b:e] - m); l = w.sum(); o = w @ V[b:e]
+            err["m"] = max(err["m"], abs(rec[HD] - m) / max(1.0, abs(m)))
+            err["l"] = max(err["l"], abs(rec[HD + 1] - l) / l)
+            err["o"] = max(err["o"], np.max(np.abs(rec[:HD] - o)) / max(np.max(np.abs(o)), 1e-30))
+    for key in ("m", "l", "o"):
+        if err[key] > TOL: fails.append(f"{key} error {err[key]:.2e} > {TOL}")
+    return err, fails
+
+
+def cases():
+    rnd = np.random.RandomState(5)
+    shapes = [(64, 32, 8), (64, 9, 3), (8, 9, 3), (16, 4, 2), (128, 8, 1), (128, 16, 8), (64, 8, 1), (32, 6, 3)]
+    ctxs = [1, 2, 15, 16, 17, 31, 32, 33, 48, 63, 64, 65, 96, 127, 128, 129, 255, 256, 257, 511, 600, 1023, 1100]
+    out = []
+    for HD, NH, NKV in shapes:
+        for ctx in ctxs:
+            for C, minc in ((16, 32), (44, 32), (1, 1), (4, 16), (16, 128), (8, 72), (5, 3)):
+                if ctx > 600 and C > 16: continue
+                out.append((HD, NH, NKV, ctx - 1, C, minc, int(rnd.randint(NKV)), int(rnd.randint(1 << 20)), int(rnd.randint(2))))
+    return out
+
+
+def main():
+    todo = cases()
+    if len(sys.argv) > 1: todo = todo[:int(sys.argv[1])]
+    failed, worst = 0, {"k_ulp": 0, "l": 0.0, "o": 0.0, "m": 0.0}
+    bitequal = 0
+    for case in todo:
+        HD, NH, NKV, pos, C, minc, kv, seed, poison = case
+        runs = {}
+        for side in ("NEW", "OLD"):
+            merge = open(f"{B}/merge_{side.lower()}").read().strip()
+            exe = os.environ.get("NEW_BIN", f"{B}/bin/AT_NEW") if side == "NEW" else f"{B}/bin/AT_OLD"
+            r, rd = run_bin(exe, (*case, merge), f"{B}/out/at_{side}.bin")
+            rep = reports(r)
+            if rd is None or r.returncode != 0 or rep:
+                print("FAIL", case, side, "exit", r.returncode, "; ".join(rep[:3])); failed += 1; runs = None; break
+            Q, KV, stride = NH * HD, NKV * HD, HD + 2
+            out = rd.take(C * NH * stride, np.float32)
+            kc = rd.take((pos + 1) * KV, np.uint16).reshape(pos + 1, KV)
+            vc = rd.take((pos + 1) * KV, np.uint16).reshape(pos + 1, KV)
+            qkv = rd.take(Q + 2 * KV, np.float32); inv = rd.take(HD // 2, np.float32)
+            runs[side] = (out, kc, vc, qkv, inv)
+        if runs is None: continue
+        (on, kn, vn, qn, iv), (oo, ko, vo, _, _) = runs["NEW"], runs["OLD"]
+        same = bits_equal(on, oo) and np.array_equal(kn, ko) and np.array_equal(vn, vo)
+        bitequal += same
+        err, fails = reference(HD, NH, NKV, pos, C, minc, kv, on, kn, vn, qn, iv)
+        for key in worst: worst[key] = max(worst[key], err[key])
+        if not same: fails.append("NOT BIT-IDENTICAL to OLD")
+        if fails: print("FAIL", case, "; ".join(fails)); failed += 1
+    print(f"cases {len(todo)}, failed {failed}, bitwise equal NEW/OLD {bitequal}; worst vs float64: K row "
+          f"{worst['k_ulp']} ULP, m {worst['m']:.2e}, l {worst['l']:.2e}, o {worst['o']:.2e}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

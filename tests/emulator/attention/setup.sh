@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# ATTENTION emulator build: OLD = main, NEW = a branch (each with its own worker.h and common.cuh).
+#   usage: B=<build dir> OLDW=<worktree of main> NEWW=<worktree of the branch> bash setup.sh
+# Lays out $B (at_{new,old}.cuh = cuda/op_attention.cuh, fake_*/cuda/common.cuh, real_*/cuda/{worker.h,
+# select.h}, plan_format.h generated from OLDW's py/, merge_{new,old}) and builds bin/AT_NEW, bin/AT_OLD
+# (-> compare_at.py).
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd); source $HERE/../emu_lib.sh
+B=${B:?}; OLDW=${OLDW:?}; NEWW=${NEWW:?}
+mkdir -p $B/{out,bin}
+cp $NEWW/cuda/op_attention.cuh $B/at_new.cuh; cp $OLDW/cuda/op_attention.cuh $B/at_old.cuh
+emu_plan_format $OLDW $B/plan_format.h
+emu_layout $NEWW $B/fake_new $B/real_new $B/plan_format.h
+emu_layout $OLDW $B/fake_old $B/real_old $B/plan_format.h
+# merge_{new,old}: 1 when the version's worker.cu gives ATTENTION's merge (kWarps + 1) x group floats more
+grep -q "(static_cast<size_t>(device::kWarps) + 1) \* group" $NEWW/cuda/worker.cu && echo 1 > $B/merge_new || echo 0 > $B/merge_new
+grep -q "(static_cast<size_t>(device::kWarps) + 1) \* group" $OLDW/cuda/worker.cu && echo 1 > $B/merge_old || echo 0 > $B/merge_old
+for v in new old; do
+  emu_build $B/bin/AT_${v^^} $HERE/at_tu.cc $HERE/rt_at.cc "-DOPFILE=\"at_$v.cuh\"" $B $B/fake_$v $B/real_$v &
+done; wait
+ls -la $B/bin
