@@ -18,8 +18,7 @@ done
 echo "checks at ${SECONDS}s"
 AB_TRACE_CONTEXTS=32,256,1024,4064 bash tests/gpu/ab_compare.sh A=.gpu/a N=.gpu/b W=.gpu/bin 2>&1 | grep -E "round|config|FAIL|exit"
 echo "ab done at ${SECONDS}s"
-san() { b=$1; tool=$2; pkg=$3; shift 3; t=$((${SAN_DEADLINE:-565} - SECONDS)); [ $t -gt 20 ] || { echo "== $b $tool: skipped, out of time at ${SECONDS}s"; return; }; [ $t -lt 110 ] || t=110
-  echo "== $b $tool $pkg $*"; timeout $t compute-sanitizer --tool $tool --error-exitcode 9 .gpu/$b/gpu_check --package=$W/$pkg.tpkg --check_target=false --contexts=1,130 --cpu_contexts=130 --runs=1 --tokens=2 --sampling_checks=0 --stream_checks=false --cpu_generate_tokens=0 "$@" 2>&1 | tail -2; echo "rc=${PIPESTATUS[0]} at ${SECONDS}s"; }
+san() { CALL_SECONDS=$SECONDS bash tests/gpu/sanitize_one.sh "$@"; }
 { for b in bin b; do san $b memcheck tiny_9x3; san $b synccheck tiny_9x3; done; san bin racecheck tiny_9x3; san b racecheck tiny_9x3; } 2>&1 | tee "$OUT/sanitize.txt"
 echo "done at ${SECONDS}s"
 cp .gpu/call_g.sh "$OUT/"
