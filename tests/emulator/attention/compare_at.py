@@ -8,6 +8,7 @@ Each case runs the C ATTENTION tasks of one K/V head (rt_at.cc) in both builds a
     over the chunk's positions (scores from the RoPE'd query and the cache as the op read it),
     errors relative to max(l) and max |o|; empty chunks: m = -inf, l = 0, o = 0;
   - the checker's reports (races, bounds, alignment, buffer rules of rt_at.cc): none allowed.
+The first case also checks that the reference check fails on a NaN and on a 0.1% change.
 Shapes: head_dim 8-128, groups 1-8; contexts 1-1100 around the batch and chunk edges; chunks 1-44;
 min_chunk 1-128. Exit status 1 when any case fails.
 """
@@ -57,6 +58,8 @@ def reference(HD, NH, NKV, pos, C, minc, kv, out, kc, vc, qkv, inv_freq):
                 if not (np.all(rec[:HD] == 0) and rec[HD] == -np.inf and rec[HD + 1] == 0):
                     fails.append(f"empty chunk {c} head {h}: not (0, -inf, 0)")
                 continue
+            if not np.all(np.isfinite(rec)):  # unwritten (NaN) or broken; max() below would skip NaN
+                fails.append(f"chunk {c} head {h}: non-finite state"); continue
             m = s[b:e].max(); w = np.exp(s[b:e] - m); l = w.sum(); o = w @ V[b:e]
             err["m"] = max(err["m"], abs(rec[HD] - m) / max(1.0, abs(m)))
             err["l"] = max(err["l"], abs(rec[HD + 1] - l) / l)
@@ -77,6 +80,17 @@ def cases():
                 if ctx > 600 and C > 16: continue
                 out.append((HD, NH, NKV, ctx - 1, C, minc, int(rnd.randint(NKV)), int(rnd.randint(1 << 20)), int(rnd.randint(2))))
     return out
+
+
+def reference_catches_faults(case, outs):
+    """The reference check must fail on NEW's outputs with one state value NaN (an unwritten float)
+    and with one o value 0.1% off; raises AssertionError otherwise (a check that cannot fail)."""
+    HD, NH, NKV, pos, C, minc, kv = case[:7]
+    out, kc, vc, qkv, inv = outs
+    h = kv * (NH // NKV); rec = ((C - 1) * NH + h) * (HD + 2)  # the last chunk always holds pos
+    for change in (lambda o: o.__setitem__(rec, np.nan), lambda o: o.__setitem__(rec, o[rec] * 1.001 + 1e-3)):
+        bad = out.copy(); change(bad)
+        assert reference(HD, NH, NKV, pos, C, minc, kv, bad, kc, vc, qkv, inv)[1], "reference check cannot fail"
 
 
 def main():
@@ -104,6 +118,7 @@ def main():
         (on, kn, vn, qn, iv), (oo, ko, vo, _, _) = runs["NEW"], runs["OLD"]
         same = bits_equal(on, oo) and np.array_equal(kn, ko) and np.array_equal(vn, vo)
         bitequal += same
+        if case is todo[0]: reference_catches_faults(case, runs["NEW"])
         err, fails = reference(HD, NH, NKV, pos, C, minc, kv, on, kn, vn, qn, iv)
         for key in worst: worst[key] = max(worst[key], err[key])
         if not same: fails.append("NOT BIT-IDENTICAL to OLD")
