@@ -1,6 +1,7 @@
 """ATTENTION emulator: OLD (main) vs NEW (a branch) bitwise, and NEW against a float64 reference.
 
-Usage: B=<build dir of setup.sh> [NEW_BIN=<a mutant>] python3 compare_at.py [max_cases]
+Usage: B=<build dir of setup.sh> [NEW_BIN=<a mutant>] [STEP=k] python3 compare_at.py [max_cases]
+(STEP: every k-th case.)
 Each case runs the C ATTENTION tasks of one K/V head (rt_at.cc) in both builds and compares:
   - bitwise: every chunk's state (o, m, l per query head) and the K/V row written at pos;
   - float64 (NEW): the K row at pos = BF16(RoPE(k)) within 1 BF16 ULP, the V row = BF16(v)
@@ -10,20 +11,18 @@ Each case runs the C ATTENTION tasks of one K/V head (rt_at.cc) in both builds a
   - the checker's reports (races, bounds, alignment, buffer rules of rt_at.cc): none allowed.
 The first case also checks that the reference check fails on a NaN and on a 0.1% change.
 Shapes: head_dim 8-128, groups 1-8; contexts 1-1100 around the batch and chunk edges; chunks 1-44;
-min_chunk 1-128. Exit status 1 when any case fails.
+min_chunk 1-128; the chunk bounds from py/planner/validate.py, not from the kernel's formula. Exit status 1 when any case fails.
 """
 import os, sys
 import numpy as np
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "py"))
 from emu_common import bf16_to_f64, bits_equal, run_bin, reports
+from planner.validate import attention_chunk  # the plan's chunk bounds, not the kernel's copy
 
 B = os.environ["B"]
 TOL = 2e-5  # relative to the chunk's max l / max |o| (FP32 sums of up to ~1000 terms)
-
-
-def chunk_bounds(ctx, C, c, minc):
-    span = max(-(-ctx // C), minc)
-    return max(0, ctx - (C - c) * span), max(0, ctx - (C - 1 - c) * span)
 
 
 def bf16_rne(x):
@@ -52,7 +51,7 @@ def reference(HD, NH, NKV, pos, C, minc, kv, out, kc, vc, qkv, inv_freq):
         q = rope(qkv[h * HD:(h + 1) * HD])
         s = K @ q / np.sqrt(HD)
         for c in range(C):
-            b, e = chunk_bounds(pos + 1, C, c, minc)
+            b, e = attention_chunk(pos + 1, C, c, minc)
             rec = out[(c * NH + h) * stride:(c * NH + h + 1) * stride].astype(np.float64)
             if b == e:
                 if not (np.all(rec[:HD] == 0) and rec[HD] == -np.inf and rec[HD + 1] == 0):
@@ -71,7 +70,9 @@ def reference(HD, NH, NKV, pos, C, minc, kv, out, kc, vc, qkv, inv_freq):
 
 def cases():
     rnd = np.random.RandomState(5)
-    shapes = [(64, 32, 8), (64, 9, 3), (8, 9, 3), (16, 4, 2), (128, 8, 1), (128, 16, 8), (64, 8, 1), (32, 6, 3)]
+    # (head_dim, heads, kv_heads): groups 1-8, head_dim 8-128 (DPL 1-4; the > 64 template path too)
+    shapes = [(64, 32, 8), (64, 9, 3), (8, 9, 3), (16, 4, 2), (128, 8, 1), (128, 16, 8), (64, 8, 1), (32, 6, 3),
+              (64, 4, 4), (48, 10, 2), (80, 6, 1), (96, 14, 2), (112, 8, 2)]
     ctxs = [1, 2, 15, 16, 17, 31, 32, 33, 48, 63, 64, 65, 96, 127, 128, 129, 255, 256, 257, 511, 600, 1023, 1100]
     out = []
     for HD, NH, NKV in shapes:
@@ -94,7 +95,7 @@ def reference_catches_faults(case, outs):
 
 
 def main():
-    todo = cases()
+    todo = cases()[::int(os.environ.get("STEP", "1"))]
     if len(sys.argv) > 1: todo = todo[:int(sys.argv[1])]
     failed, worst = 0, {"k_ulp": 0, "l": 0.0, "o": 0.0, "m": 0.0}
     bitequal = 0

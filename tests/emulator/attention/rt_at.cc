@@ -16,9 +16,10 @@ static void Chunk(const format::TaskRecord& t, int* begin, int* end) {
   *begin = std::max(0, ctx - (C - ch) * span);
   *end = std::max(0, ctx - (C - 1 - ch) * span);
 }
-// qkv and inv_freq: read only (qkv: only this K/V head's query heads, its K and V). cache (K then V,
-// max_context rows of KV BF16): reads only of this head's slice in rows [begin, end); writes only
-// of row pos of this head's slice, by the last chunk's task. out: written only in this task's
+// qkv and inv_freq: read only (qkv: only this K/V head's query heads, its K and V). cache (2 layers x
+// (K, V) x max_context rows of KV BF16; the tasks are layer 1's, so a wrong layer offset reads or
+// writes layer 0): reads only of layer 1, this head's slice, rows [begin, end); writes only of row
+// pos of that slice, by the last chunk's task. out: written only in this task's
 // (chunk, query heads) records, each float once in the run (each chunk has one task).
 static std::vector<int> g_out_writes;
 static void BufAccess(const Buf& b, const format::TaskRecord& t, uintptr_t a, int size, bool write, uintptr_t pc) {
@@ -39,7 +40,7 @@ static void BufAccess(const Buf& b, const format::TaskRecord& t, uintptr_t a, in
   if (n == "cache") {
     const size_t e = (a - b.lo) / 2, plane = e / ((size_t)g_maxctx * KV), row = e / KV % g_maxctx, col = e % KV;
     if ((int)(col / HD) != kv) { Report("cache access outside this K/V head's slice", pc); return; }
-    if (plane > 1) { Report("cache access past the V plane", pc); return; }
+    if (plane / 2 != t.layer) { Report("cache access outside the task's layer", pc); return; }
     int begin, end; Chunk(t, &begin, &end);
     if (write) {
       if ((int)row != g_pos) Report("cache write to a row other than pos", pc);
@@ -64,7 +65,7 @@ static void BufAccess(const Buf& b, const format::TaskRecord& t, uintptr_t a, in
 //   the C ATTENTION tasks of K/V head kv at position pos (last chunk first, as any order is allowed:
 //   only the last chunk's task touches row pos). Writes: out (C x heads x (HD + 2) floats, NaN where
 //   no task wrote), the cache's rows 0..pos of K and V (BF16, row pos as the last chunk wrote it),
-//   qkv (Q + 2 KV floats), inv_freq (HD / 2 floats).
+//   qkv (Q + 2 KV floats), inv_freq (HD / 2 floats). The cache rows are layer 1's (see BufAccess).
 int main(int argc, char** argv) {
   if (argc < 12) { fprintf(stderr, "usage: rt_at HD heads kv_heads pos C min_chunk kv seed poison merge_floats outfile [stats]\n"); return 2; }
   const int HD = atoi(argv[1]), NH = atoi(argv[2]), NKV = atoi(argv[3]), pos = atoi(argv[4]);
@@ -79,13 +80,14 @@ int main(int argc, char** argv) {
   // [+ (kWarps + 1) * group])
   const size_t work_floats = (size_t)group * HD + (size_t)kWarps * group * stride + (merge_floats ? (size_t)(kWarps + 1) * group : 0);
   SetupWorkArea(work_floats * 4);
-  const size_t qkv_n = (size_t)Q + 2 * KV, cache_n = 2 * (size_t)max_ctx * KV, out_n = (size_t)C * NH * stride;
+  const size_t qkv_n = (size_t)Q + 2 * KV, cache_n = 2 * 2 * (size_t)max_ctx * KV, out_n = (size_t)C * NH * stride;
   const size_t sz[4] = {qkv_n * 4, (size_t)half * 4, cache_n * 2, out_n * 4}; size_t off[4];
   char* arena = MakeArena(sz, 4, off);
   const char* names[4] = {"qkv", "inv_freq", "cache", "out"};
   for (int i = 0; i < 4; ++i) g_bufs.push_back(Buf{names[i], g_arena_lo + off[i], g_arena_lo + off[i] + sz[i]});
   float* qkv = (float*)(arena + off[0]); float* inv_freq = (float*)(arena + off[1]);
-  uint16_t* cache = (uint16_t*)(arena + off[2]); float* out = (float*)(arena + off[3]);
+  uint16_t* cache_all = (uint16_t*)(arena + off[2]); float* out = (float*)(arena + off[3]);
+  uint16_t* cache = cache_all + 2 * (size_t)max_ctx * KV;  // layer 1 (layer 0 stays 0xFF bytes: NaN)
   std::mt19937 rng(seed * 7919u + 17); std::normal_distribution<float> nd;
   for (size_t i = 0; i < qkv_n; ++i) qkv[i] = nd(rng) * (i < (size_t)Q ? 1.5f : 1.0f);
   for (int d = 0; d < half; ++d) inv_freq[d] = std::pow(10000.f, -2.f * d / HD);
@@ -97,10 +99,10 @@ int main(int argc, char** argv) {
   emu::g_out_writes.assign(out_n, 0);
   const void* tensors[8] = {}; void* buffers[8] = {};
   WorkerParams p{}; p.head_dim = HD; p.heads = NH; p.kv_heads = NKV; p.max_context = max_ctx; p.attention_min_chunk = minc;
-  tensors[5] = inv_freq; buffers[1] = qkv; buffers[2] = cache; buffers[3] = out;
+  tensors[5] = inv_freq; buffers[1] = qkv; buffers[2] = cache_all; buffers[3] = out;
   p.tensors = tensors; p.buffers = buffers; g_p = &p;
   for (int k = 0; k < C; ++k) {
-    format::TaskRecord t{}; t.opcode = 3; t.layer = 0; t.in_buf = 1; t.aux_buf = 2; t.out_buf = 3; t.weight2 = 5;
+    format::TaskRecord t{}; t.opcode = 3; t.layer = 1; t.in_buf = 1; t.aux_buf = 2; t.out_buf = 3; t.weight2 = 5;
     t.param0 = kv; t.slot = C - 1 - k; t.param1 = C; t.param2 = minc;
     g_tasks.push_back(t);
   }
