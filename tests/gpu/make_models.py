@@ -31,12 +31,6 @@ MODELS = {
                         max_context=600),
     "tiny_ties": dict(hidden=64, ffn=96, layers=1, heads=4, kv_heads=2, vocab=60, tied=False,
                       paired_lm_head_rows=True, max_context=600),
-    # The same shapes with longer attention chunks than the planner's default: 3-5 positions
-    # per warp (attention batches of 4 with slots past the chunk's end, two batches at 72).
-    "tiny_9x3_mc72": dict(hidden=72, ffn=100, layers=2, heads=9, kv_heads=3, vocab=97,
-                          max_context=600, min_chunk=72),
-    "tiny_untied_mc40": dict(hidden=64, ffn=128, layers=2, heads=4, kv_heads=2, vocab=50,
-                             tied=False, max_context=600, min_chunk=40),
     "tiny_inf": dict(hidden=64, ffn=96, layers=1, heads=4, kv_heads=2, vocab=60, tied=False,
                      max_context=64, poison=("lm_head.weight", 17)),
     "smollm2_shape": dict(hidden=576, ffn=1536, layers=30, heads=9, kv_heads=3, vocab=49152,
@@ -45,6 +39,11 @@ MODELS = {
                           head_dim=64, rope_theta=500000.0, rope_scaling=LLAMA_1B_ROPE,
                           max_position_embeddings=131072),
 }
+
+# Two tiny shapes again with longer attention chunks than the planner's default: 3-5 positions
+# per warp (attention batches of 4 with slots past the chunk's end, two batches at 72).
+MODELS["tiny_9x3_mc72"] = dict(MODELS["tiny_9x3"], min_chunk=72)
+MODELS["tiny_untied_mc40"] = dict(MODELS["tiny_untied"], min_chunk=40)
 
 
 def main(argv):
