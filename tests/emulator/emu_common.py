@@ -35,3 +35,23 @@ def syncthreads_mutants(lines):
         if re.search(r"__syncthreads\(\)", line):
             v = list(lines); v[i] = re.sub(r"__syncthreads\(\)", "/*DELETED*/(void)0", line)
             yield i + 1, v
+
+# BF16 rounding and RoPE for the float64 references (direct/compare_da.py, attention/compare_at.py).
+def bf16_round(x):
+    """float64 -> nearest BF16 value (ties to even), exactly (no double rounding), as float64."""
+    x = np.asarray(x, np.float64); out = np.zeros_like(x)
+    nz = x != 0
+    e = np.floor(np.log2(np.abs(x[nz])))
+    ulp = np.exp2(e - 7)
+    out[nz] = np.round(x[nz] / ulp) * ulp   # np.round: half to even
+    return out
+def f_to_bits(x):  # exact bf16 values (float64) -> uint16 bits
+    return (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+def ulp_dist(a, b):  # bf16 bits, same-sign ordering (values here are finite)
+    def key(u):
+        u = u.astype(np.int64); return np.where(u & 0x8000, -(u & 0x7FFF), u)
+    return np.abs(key(a) - key(b))
+def rope(x, ang):
+    half = x.shape[-1] // 2; a, b = x[..., :half], x[..., half:]
+    c, s = np.cos(ang), np.sin(ang)
+    return np.concatenate([a*c - b*s, b*c + a*s], -1)

@@ -18,37 +18,28 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "py"))
-from emu_common import bf16_to_f64, bits_equal, run_bin, reports
+from emu_common import bf16_round, bf16_to_f64, bits_equal, f_to_bits, reports, rope, run_bin, ulp_dist
 from planner.validate import attention_chunk  # the plan's chunk bounds, not the kernel's copy
 
 B = os.environ["B"]
 TOL = 2e-5  # relative to the chunk's max l / max |o| (FP32 sums of up to ~1000 terms)
 
 
-def bf16_rne(x):
-    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
-    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-
-
 def reference(HD, NH, NKV, pos, C, minc, kv, out, kc, vc, qkv, inv_freq):
     """(errors dict, failure strings) of NEW's outputs against float64."""
-    group, Q, KV, half, stride = NH // NKV, NH * HD, NKV * HD, HD // 2, HD + 2
+    group, Q, KV, stride = NH // NKV, NH * HD, NKV * HD, HD + 2
     fails, err = [], {"k_ulp": 0, "l": 0.0, "o": 0.0, "m": 0.0}
     ang = (np.float32(pos) * inv_freq.astype(np.float32)).astype(np.float64)  # the op's FP32 angle
-    co, si = np.cos(ang), np.sin(ang)
-    def rope(x):
-        a, b = x[:half].astype(np.float64), x[half:].astype(np.float64)
-        return np.concatenate([a * co - b * si, b * co + a * si])
     k = qkv[Q + kv * HD: Q + (kv + 1) * HD]; v = qkv[Q + KV + kv * HD: Q + KV + (kv + 1) * HD]
-    k_ref = bf16_rne(rope(k).astype(np.float32))  # float64 -> FP32 -> BF16: within 1 ULP of the op's
-    k_got = kc[pos, kv * HD:(kv + 1) * HD]
-    ulp = int(np.max(np.abs(k_got.astype(np.int32) - k_ref.astype(np.int32))))
+    k_ref = f_to_bits(bf16_round(rope(k.astype(np.float64), ang)))  # the op rounds its FP32 RoPE: 1 ULP
+    ulp = int(np.max(ulp_dist(kc[pos, kv * HD:(kv + 1) * HD], k_ref)))
     err["k_ulp"] = ulp
     if ulp > 1: fails.append(f"K row at pos: {ulp} BF16 ULPs from float64")
-    if not np.array_equal(vc[pos, kv * HD:(kv + 1) * HD], bf16_rne(v)): fails.append("V row at pos != BF16(v)")
+    if not np.array_equal(vc[pos, kv * HD:(kv + 1) * HD], f_to_bits(bf16_round(v.astype(np.float64)))):
+        fails.append("V row at pos != BF16(v)")
     K = bf16_to_f64(kc[:, kv * HD:(kv + 1) * HD]); V = bf16_to_f64(vc[:, kv * HD:(kv + 1) * HD])
     for h in range(kv * group, (kv + 1) * group):
-        q = rope(qkv[h * HD:(h + 1) * HD])
+        q = rope(qkv[h * HD:(h + 1) * HD].astype(np.float64), ang)
         s = K @ q / np.sqrt(HD)
         for c in range(C):
             b, e = attention_chunk(pos + 1, C, c, minc)

@@ -9,24 +9,9 @@
 import numpy as np, sys, os, random, json
 from multiprocessing import Pool
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from emu_common import run_bin, reports, bf16_to_f64 as bits_to_f
+from emu_common import run_bin, reports, bf16_to_f64 as bits_to_f, bf16_round, f_to_bits, ulp_dist, rope
 E = os.environ.get("B") or os.path.join(os.environ.get("TMPDIR", "/tmp"), "emu_direct_build")   # setup.sh's build dir
 BIN = sys.argv[1] if len(sys.argv) > 1 else f"{E}/bin/DA"
-
-def bf16_round(x):
-    """float64 -> nearest BF16 value (ties to even), exactly (no double rounding), as float64."""
-    x = np.asarray(x, np.float64); out = np.zeros_like(x)
-    nz = x != 0
-    e = np.floor(np.log2(np.abs(x[nz])))
-    ulp = np.exp2(e - 7)
-    out[nz] = np.round(x[nz] / ulp) * ulp   # np.round: half to even
-    return out
-def f_to_bits(x):  # exact bf16 values (float64) -> uint16 bits
-    return (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
-def ulp_dist(a, b):  # bf16 bits, same-sign ordering (values here are finite)
-    def key(u):
-        u = u.astype(np.int64); return np.where(u & 0x8000, -(u & 0x7FFF), u)
-    return np.abs(key(a) - key(b))
 
 def run(args):
     (HD, NH, NKV, pos, dmc, max_ctx, layers, layer, H, rm, order, seed, poison, qscale, C, minc) = args
@@ -40,11 +25,6 @@ def run(args):
              resid=take(H, np.float32), cb=take(2*max_ctx*KV, np.uint16).reshape(2, max_ctx, KV),
              ca=take(2*max_ctx*KV, np.uint16).reshape(2, max_ctx, KV), part=take(C*NH*(HD+2), np.float32).reshape(C, NH, HD+2))
     return r, d
-
-def rope(x, ang):
-    half = x.shape[-1] // 2; a, b = x[..., :half], x[..., half:]
-    c, s = np.cos(ang), np.sin(ang)
-    return np.concatenate([a*c - b*s, b*c + a*s], -1)
 
 def check(args):
     (HD, NH, NKV, pos, dmc, max_ctx, layers, layer, H, rm, order, seed, poison, qscale, C, minc) = args
