@@ -31,12 +31,13 @@ extern EmuTid g_tid[];
 extern int g_cur;
 void SyncImpl(int line);
 void SyncWarpImpl(int line, unsigned mask = 0xffffffffu);
-float ShflImpl(unsigned mask, float v, int off, int line);
+float ShflImpl(unsigned mask, float v, int off, int line, bool idx = false);
 }  // namespace emu
 #define threadIdx (::emu::g_tid[::emu::g_cur])
 #define __syncthreads() ::emu::SyncImpl(__LINE__)
 #define __syncwarp(...) ::emu::SyncWarpImpl(__LINE__, ##__VA_ARGS__)
 #define __shfl_xor_sync(m, v, o) ::emu::ShflImpl(m, v, o, __LINE__)
+#define __shfl_sync(m, v, src) ::emu::ShflImpl(m, v, src, __LINE__, true)
 inline float __uint_as_float(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
 struct __nv_bfloat16 { uint16_t x; };
 inline __nv_bfloat16 __float2bfloat16_rn(float f) {  // round to nearest even, NaN -> quiet NaN

@@ -1,6 +1,6 @@
 // Emulator core, shared by rt_ao.cc, ffn/rt_ops.cc and direct/rt_da.cc (each includes it once, after
 // "cuda/common.cuh"; runtime TU, not instrumented): one kThreads-thread block as ucontext fibers with a
-// random schedule (__syncthreads, __syncwarp, __shfl_xor_sync), the -fsanitize=thread hooks of the
+// random schedule (__syncthreads, __syncwarp, __shfl_xor_sync, __shfl_sync), the -fsanitize=thread hooks of the
 // instrumented op TU, and the checker: shared-memory race detection in 2-byte granules (ordered only by
 // barriers, and within a warp by __syncwarp), the work-area bound, alignment, and global buffers in
 // guard bands (the per-buffer rules are the runtime's). The including runtime defines:
@@ -31,7 +31,7 @@ static std::string Region(size_t byte_off);
 static void BufAccess(const Buf& b, const format::TaskRecord& t, uintptr_t a, int size, bool write, uintptr_t pc);
 
 enum St { READY, AT_SYNC, AT_SHFL, AT_WSYNC, DONE };
-struct Fiber { ucontext_t ctx; St st; int line; float v; int off; unsigned mask; float res; std::vector<char> stack; };
+struct Fiber { ucontext_t ctx; St st; int line; float v; int off; bool idx; unsigned mask; float res; std::vector<char> stack; };
 static Fiber F[kThreads];
 static ucontext_t sched_ctx;
 static int g_epoch = 0;
@@ -50,8 +50,9 @@ void SyncWarpImpl(int line, unsigned mask) {
   if (mask != 0xffffffffu) g_err += "__syncwarp with a partial mask\n";
   F[g_cur].st = AT_WSYNC; F[g_cur].line = line; swapcontext(&F[g_cur].ctx, &sched_ctx);
 }
-float ShflImpl(unsigned mask, float v, int off, int line) {
-  Fiber& f = F[g_cur]; f.st = AT_SHFL; f.line = line; f.v = v; f.off = off; f.mask = mask;
+// off: the xor offset (__shfl_xor_sync) or, with idx, the source lane (__shfl_sync)
+float ShflImpl(unsigned mask, float v, int off, int line, bool idx) {
+  Fiber& f = F[g_cur]; f.st = AT_SHFL; f.line = line; f.v = v; f.off = off; f.idx = idx; f.mask = mask;
   swapcontext(&f.ctx, &sched_ctx);
   return f.res;
 }
@@ -232,8 +233,9 @@ static bool RunBlock(unsigned seed) {
       if (at == 32) {
         for (int l = 0; l < 32; ++l) {
           Fiber& f = F[w*32+l];
-          if (f.line != F[w*32].line || f.off != F[w*32].off || f.mask != 0xffffffffu) g_err += "shuffle lanes disagree (divergent shuffle) warp " + std::to_string(w) + "\n";
-          f.res = F[w*32 + (l ^ f.off)].v; f.st = READY;
+          if (f.line != F[w*32].line || f.off != F[w*32].off || f.idx != F[w*32].idx || f.mask != 0xffffffffu) g_err += "shuffle lanes disagree (divergent shuffle) warp " + std::to_string(w) + "\n";
+          if (f.idx && (f.off < 0 || f.off > 31)) g_err += "__shfl_sync source lane out of range, warp " + std::to_string(w) + "\n";
+          f.res = F[w*32 + (f.idx ? (f.off & 31) : (l ^ f.off))].v; f.st = READY;
         }
         progress = true;
       } else if (ws == 32) {

@@ -1,7 +1,8 @@
 """ATTENTION emulator: OLD (main) vs NEW (a branch) bitwise, and NEW against a float64 reference.
 
-Usage: B=<build dir of setup.sh> [NEW_BIN=<a mutant>] [STEP=k] python3 compare_at.py [max_cases]
-(STEP: every k-th case.)
+Usage: B=<build dir of setup.sh> [NEW_BIN=<a mutant>] [STEP=k] [BITWISE=0] python3 compare_at.py [max_cases]
+(STEP: every k-th case. BITWISE=0: a NEW that sums in another order than OLD; the bitwise
+comparison is then counted, not required, and the float64 checks decide.)
 Each case runs the C ATTENTION tasks of one K/V head (rt_at.cc) in both builds and compares:
   - bitwise: every chunk's state (o, m, l per query head) and the K/V row written at pos;
   - float64 (NEW): the K row at pos = BF16(RoPE(k)) within 1 BF16 ULP, the V row = BF16(v)
@@ -22,6 +23,7 @@ from emu_common import bf16_round, bf16_to_f64, bits_equal, f_to_bits, reports, 
 from planner.validate import attention_chunk  # the plan's chunk bounds, not the kernel's copy
 
 B = os.environ["B"]
+REQUIRE_BITWISE = os.environ.get("BITWISE", "1") != "0"
 TOL = 2e-5  # relative to the chunk's max l / max |o| (FP32 sums of up to ~1000 terms)
 
 
@@ -113,7 +115,7 @@ def main():
         if case is todo[0]: reference_catches_faults(case, runs["NEW"])
         err, fails = reference(HD, NH, NKV, pos, C, minc, kv, on, kn, vn, qn, iv)
         for key in worst: worst[key] = max(worst[key], err[key])
-        if not same: fails.append("NOT BIT-IDENTICAL to OLD")
+        if not same and REQUIRE_BITWISE: fails.append("NOT BIT-IDENTICAL to OLD")
         if fails: print("FAIL", case, "; ".join(fails)); failed += 1
     print(f"cases {len(todo)}, failed {failed}, bitwise equal NEW/OLD {bitequal}; worst vs float64: K row "
           f"{worst['k_ulp']} ULP, m {worst['m']:.2e}, l {worst['l']:.2e}, o {worst['o']:.2e}")
