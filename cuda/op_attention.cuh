@@ -158,11 +158,26 @@ __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const S
   const int stride = HD + 2;
   __syncthreads();
   PhaseMark(c, 1);
+  // The warps' states merged per query head: m* = max_w m_w, and each warp's weight
+  // e_w = e^(m_w - m*) once per (warp, head), not once per output element; then
+  // o = sum_w o_w e_w and l = sum_w l_w e_w, warps in index order. A warp that saw no position
+  // (o and l +0) gets e_w = -0: its terms +0 * -0 = -0 leave every sum as skipping the warp
+  // would (v + -0 == v, -0 included). An empty chunk (m* = -inf) writes (0, -inf, 0).
+  float* wgt = state + kWarps * group * stride;  // (kWarps, group)
+  float* mxs = wgt + kWarps * group;             // (group)
+  for (int i = threadIdx.x; i < kWarps * group; i += kThreads) {
+    const int w = i / group, h = i - w * group;
+    float mx = -INFINITY;
+    for (int v = 0; v < kWarps; ++v) mx = fmaxf(mx, state[(v * group + h) * stride + HD]);
+    const float* s = state + (w * group + h) * stride;
+    wgt[i] = s[HD + 1] == 0.0f ? -0.0f : expf(s[HD] - mx);
+    if (w == 0) mxs[h] = mx;
+  }
+  __syncthreads();
   float* out = c.F32(t.out_buf) + (static_cast<size_t>(chunk) * p.heads + kv * group) * stride;
   for (int i = threadIdx.x; i < group * stride; i += kThreads) {
-    const int h = i / stride, d = i % stride;
-    float mx = -INFINITY;
-    for (int w = 0; w < kWarps; ++w) mx = fmaxf(mx, state[(w * group + h) * stride + HD]);
+    const int h = i / stride, d = i - h * stride;
+    const float mx = mxs[h];
     float value;
     if (mx == -INFINITY) {  // an empty chunk
       value = d == HD ? -INFINITY : 0.0f;
@@ -170,11 +185,8 @@ __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const S
       value = mx;
     } else {
       value = 0;
-      for (int w = 0; w < kWarps; ++w) {
-        const float* s = state + (w * group + h) * stride;
-        if (s[HD + 1] == 0.0f) continue;  // this warp saw no position
-        value += s[d] * expf(s[HD] - mx);
-      }
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) value += state[(w * group + h) * stride + d] * wgt[w * group + h];
     }
     out[i] = value;
   }

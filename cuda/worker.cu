@@ -202,7 +202,8 @@ std::string SampleRowOnDevice(const std::vector<float>& logits, float temperatur
 size_t WorkerSharedBytes(int hidden, int q_dim, int head_dim, int group, int max_task_rows, int heads,
                          int chunks) {
   const size_t attention = static_cast<size_t>(group) * head_dim +
-                           static_cast<size_t>(device::kWarps) * group * (head_dim + 2);
+                           static_cast<size_t>(device::kWarps) * group * (head_dim + 2) +
+                           (static_cast<size_t>(device::kWarps) + 1) * group;  // the merge's weights and maxima
   const size_t floats = std::max({static_cast<size_t>(hidden) + max_task_rows,
                                   static_cast<size_t>(q_dim) + 2 * static_cast<size_t>(heads) * chunks,  // ATTN_OUT
                                   attention,
