@@ -44,8 +44,9 @@ MODELS = {
 # per warp (attention batches of 4 with slots past the chunk's end, two batches at 72).
 MODELS["tiny_9x3_mc72"] = dict(MODELS["tiny_9x3"], min_chunk=72)
 MODELS["tiny_untied_mc40"] = dict(MODELS["tiny_untied"], min_chunk=40)
-# A head_dim above 64 and more than 4 query heads per K/V head: the ATTENTION op's passes
-# (query heads 4 and V dims 64 at a time; 4 lanes per position), which the shapes above skip.
+# A head_dim above 64 and more than 4 query heads per K/V head, which the shapes above skip:
+# main's widest ATTENTION template (8 heads, 4 dims per lane) and the multi-pass path of
+# docs/experiments/attn-lanes.patch (query heads 4 and V dims 64 a pass, 4 lanes a position).
 MODELS["tiny_hd80_g6"] = dict(hidden=480, ffn=64, layers=1, heads=6, kv_heads=1, vocab=50, max_context=600)
 
 
