@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ON the GPU machine: one compute-sanitizer run of a build's gpu_check on a tiny package (contexts 1
-# and 130, two tokens), for the call scripts of an A/B (docs/experiments/next/, results/*/call_*).
+# and 130, two tokens), for the call scripts of an A/B (results/*/call_*/call_*.sh).
 #   bash tests/gpu/sanitize_one.sh BUILD TOOL PACKAGE [GPU_CHECK_FLAG...]
 #   e.g. SAN_DEADLINE=330 bash tests/gpu/sanitize_one.sh bin racecheck tiny_9x3
 # BUILD: a folder under .gpu (gpu_check inside); TOOL: memcheck | synccheck | racecheck | initcheck;
