@@ -39,7 +39,7 @@ fi
   || { mkdir -p $L/build && cat .gpu/llamacpp_bin.part_a? | tar -C $L/build -xJ; }  # a carried build
 mkdir -p "$OUT/$MODEL" "$W"
 $B/probe > "$W/target.json"
-[ -s "$OUT/floor.json" ] || $B/floor > "$OUT/floor.json"
+best=$(bash tests/gpu/floor_once.sh $B "$OUT/floor.json")
 python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=$MODEL 2>&1 | grep -v "^I" || true
 llamacpp=()
 if [ -x $L/build/bin/llama-bench ]; then
@@ -52,7 +52,6 @@ fi
 if [ "${SHOWCASE_TRACE:-1}" != 0 ]; then
   $B/gpu_check --package="$W/$MODEL.tpkg" --contexts=1 --cpu_contexts=1 --runs=0 --sampling_checks=0 \
     --trace_out="$W/trace_$MODEL" --trace_contexts=32,4064 | grep -E "trace|FAIL"
-  best=$(python3 -c "import json; print(json.load(open('$OUT/floor.json'))['best_gbps'])")
   for c in 32 4064; do
     xz -c "$W/trace_${MODEL}_$c.json" > "$OUT/$MODEL/trace_$c.json.xz"
     python3 py/tools/trace_report.py --trace="$W/trace_${MODEL}_$c.json" --bandwidth_gbps="$best" \

@@ -26,12 +26,7 @@ export PYTHONPATH=py:.
 mkdir -p "$OUT/sweep_$MODEL" "$W"
 "$B/probe" > "$W/target.json"
 python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models="$MODEL" 2>&1 | grep -v "^I" || true
-# The floor (~20 s) once per machine start, as showcase.sh keeps it per call: later sweeps reuse it.
-if [ ! -s "$W/floor.json" ]; then
-  "$B/floor" > "$W/floor.json.part" || { rm -f "$W/floor.json.part"; echo "sweep_attention: $B/floor failed" >&2; exit 1; }
-  mv "$W/floor.json.part" "$W/floor.json"
-fi
-best=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['best_gbps'])" "$W/floor.json")
+best=$(bash tests/gpu/floor_once.sh "$B" "$W/floor.json")  # once per machine start: later sweeps reuse it
 summary="$OUT/sweep_$MODEL.txt"
 echo "model $MODEL, build $B, floor best ${best} GB/s" | tee "$summary"
 for split in ${SPLITS//,/ }; do
@@ -53,4 +48,3 @@ for split in ${SPLITS//,/ }; do
     echo "$label context $c: $ms in that generation; $(grep '^token:' "$report")" | tee -a "$summary"
   done
 done
-
