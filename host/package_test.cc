@@ -24,6 +24,7 @@
 #include "host/error.h"
 #include "host/package.h"
 #include "host/validate.h"
+#include "tests/golden/golden_path.h"
 
 namespace tileinfer {
 namespace {
@@ -36,18 +37,6 @@ using format::TaskRecord;
 using format::WaveRecord;
 
 // --- files ------------------------------------------------------------------------------------
-
-// Under `bazel test` the working directory is the runfiles root ($TEST_SRCDIR/$TEST_WORKSPACE);
-// run by hand, the binary is expected to start in the repository root.
-std::string GoldenPath(const std::string& name) {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  const char* workspace = std::getenv("TEST_WORKSPACE");
-  const std::string rel = "tests/golden/" + name;
-  if (srcdir != nullptr && workspace != nullptr) {
-    return std::string(srcdir) + "/" + workspace + "/" + rel;
-  }
-  return rel;
-}
 
 std::string ReadBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

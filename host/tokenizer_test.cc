@@ -15,6 +15,7 @@
 
 #include "host/error.h"
 #include "host/package.h"
+#include "tests/golden/golden_path.h"
 
 namespace tileinfer {
 namespace {
@@ -236,14 +237,6 @@ TEST(Tokenizer, RefusesBadInputAndBadSections) {
 
 // The golden package's tokenizer (tests/reference/tiny_models.py, vocab 97): the three
 // special tokens, then the symbols of bytes 32..125, and no merges.
-std::string GoldenPath(const std::string& name) {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  const char* workspace = std::getenv("TEST_WORKSPACE");
-  const std::string rel = "tests/golden/" + name;
-  if (srcdir != nullptr && workspace != nullptr) return std::string(srcdir) + "/" + workspace + "/" + rel;
-  return rel;
-}
-
 TEST(Tokenizer, GoldenPackage) {
   auto pkg = Package::Open(GoldenPath("tiny_9x3.tpkg"));
   const Tokenizer t = Tokenizer::FromJson(pkg->tokenizer_json());
