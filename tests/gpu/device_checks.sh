@@ -2,6 +2,7 @@
 # The GPU checks, run ON the GPU machine from the repo root (tests/gpu/README.md):
 #   bash tests/gpu/device_checks.sh STAGE...   stages: see the case below and tests/gpu/README.md
 # Binaries come from tests/gpu/prepare.sh (.gpu/bin); results go to $OUT (or /tmp/gpu_out).
+# GPU_CHECK_FLAGS: extra gpu_check flags of the tiny stage (e.g. --l2_prefetch_ahead=1+2).
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu_out}
 mkdir -p "$OUT"
@@ -34,8 +35,9 @@ for stage in "$@"; do
       step "tiny models (probed target)"
       python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=tiny || rc=1
       for m in tiny_9x3 tiny_untied tiny_ties tiny_9x3_mc72 tiny_untied_mc40 tiny_hd80_g6; do  # tiny_inf: see the nonfinite stage
+        # shellcheck disable=SC2086  # GPU_CHECK_FLAGS: words
         $B/gpu_check --package="$W/$m.tpkg" --contexts=1,2,17,100,383,384,385,600 --runs=10 --tokens=500 \
-          | tee "$OUT/gpu_check_$m.txt" || rc=1
+          ${GPU_CHECK_FLAGS:-} | tee "$OUT/gpu_check_$m.txt" || rc=1
       done ;;
     sanitize)
       step "compute-sanitizer: stepwise checks incl. sampling and streaming, then 300-token decodes across the attention chunks"
