@@ -54,35 +54,6 @@ __device__ __forceinline__ void TraceEnd(WorkerParams::TraceEvent* e) {
   e->end_clk = clock64();
 }
 
-// Before the grid barrier that ends wave w of step s (WorkerParams::l2_table): asks L2 for
-// this worker's weights of the waves d later, d in l2_ahead_mask, with the sm_90 bulk
-// prefetch (PTX ISA 8.0: cp.async.bulk.prefetch.L2), 32 KB a request. A hint: it changes no
-// value and is not waited for. Skips waves of steps beyond this launch and LM_HEAD on steps
-// whose logits nobody reads.
-__device__ __forceinline__ void PrefetchLaterWaves(const WorkerParams& p, const L2PrefetchRange* table, int w, int s) {
-#if __CUDA_ARCH__ >= 900
-  constexpr uint32_t kPiece = 32768;
-  for (int d = 1; d <= kL2MaxAhead; ++d) {
-    if (((p.l2_ahead_mask >> (d - 1)) & 1u) == 0) continue;
-    int v = w + d, step = s;
-    if (v >= p.n_waves) {
-      v -= p.n_waves;
-      ++step;
-    }
-    if (step >= p.n_steps || (v == p.lm_head_wave && step < p.first_logits_step)) continue;
-    for (int k = 0; k < kL2RangesPerWave; ++k) {
-      const L2PrefetchRange e = table[v * kL2RangesPerWave + k];
-      if (e.bytes == 0) break;
-      for (uint32_t off = 0; off < e.bytes; off += kPiece) {
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(e.address + off), "r"(min(e.bytes - off, kPiece)));
-      }
-    }
-  }
-#else
-  (void)p, (void)table, (void)w, (void)s;  // the host refuses l2_ahead_mask != 0 before sm_90
-#endif
-}
-
 // Ends the launch in every block (all reach it at the same step, so no barrier is left
 // waiting); block 0's first thread records the count and the status.
 __device__ __forceinline__ void Finish(const WorkerParams& p, bool recorder, int count, int32_t status) {
@@ -109,15 +80,8 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
     const uint32_t* src = reinterpret_cast<const uint32_t*>(p.tasks + first);
     uint32_t* dst = reinterpret_cast<uint32_t*>(records);
     for (uint32_t k = threadIdx.x; k < words; k += kThreads) dst[k] = src[k];
+    __syncthreads();
   }
-  // The worker's L2 prefetch ranges, after the records (WorkerParams::l2_table).
-  auto* l2_table = reinterpret_cast<L2PrefetchRange*>(reinterpret_cast<uint8_t*>(smem) + p.work_bytes + p.records_bytes);
-  if (p.l2_ahead_mask != 0) {
-    const uint32_t entries = static_cast<uint32_t>(p.n_waves) * kL2RangesPerWave;
-    const L2PrefetchRange* src = p.l2_table + static_cast<size_t>(worker) * entries;
-    for (uint32_t k = threadIdx.x; k < entries; k += kThreads) l2_table[k] = src[k];
-  }
-  if (cached || p.l2_ahead_mask != 0) __syncthreads();
   int token = p.forced[0];
   int count = 0;
   for (int s = 0; s < p.n_steps; ++s) {
@@ -152,7 +116,6 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
       if (!skip) {
         if (recorder && !cancel_published) p.cancel_seen[s & 1] = cancel_now;
         cancel_published = true;
-        if (p.l2_ahead_mask != 0 && threadIdx.x == kThreads - 32) PrefetchLaterWaves(p, l2_table, w, s);
         if (trace) TraceBegin(p.trace + p.trace_entries + worker * p.n_waves + w);
         grid.sync();
         if (trace) TraceEnd(p.trace + p.trace_entries + worker * p.n_waves + w);

@@ -21,8 +21,6 @@ inline constexpr int kMaxStopIds = 16;
 inline constexpr int kGpuMaxHeadDim = 128;        // head_dim the GPU path supports
 inline constexpr int kGpuMaxGroup = 8;            // query heads per K/V head it supports
 inline constexpr int kMaxPhases = 6;              // phase marks per task (WorkerParams::trace_phases)
-inline constexpr int kL2RangesPerWave = 4;        // L2 prefetch ranges per worker and wave
-inline constexpr int kL2MaxAhead = 4;             // farthest wave an L2 prefetch looks ahead
 
 // Status words the kernel leaves for the host (device memory, int32 each).
 enum WorkerStatus : int32_t {
@@ -42,15 +40,6 @@ inline constexpr uint64_t StreamSlot(int n, int32_t token) {
   return (static_cast<uint64_t>(n + 1) << 32) | static_cast<uint32_t>(token);
 }
 
-// One L2 prefetch request of the worker (WorkerParams::l2_table): bytes [address, address +
-// bytes) of the weights, both multiples of 16; bytes 0 = unused entry.
-struct L2PrefetchRange {
-  unsigned long long address;
-  uint32_t bytes;
-  uint32_t reserved;
-};
-static_assert(sizeof(L2PrefetchRange) == 16, "copied to shared memory as 16-byte entries");
-
 struct WorkerParams {
   // Plan (device copies of the package records).
   // Task list entry i is tasks[i]: the plan's records grouped by worker, in wave order
@@ -69,15 +58,6 @@ struct WorkerParams {
   // `tasks` in global memory, e.g. when they do not fit).
   uint32_t work_bytes;
   uint32_t records_bytes;
-  // L2 prefetch of weights (hints: no value depends on them). l2_table[(b * n_waves + v) *
-  // kL2RangesPerWave + k] is worker b's k-th range of its tasks' first weights in wave v
-  // (host/l2_prefetch.h); the worker copies its n_waves x kL2RangesPerWave entries to shared
-  // memory after its records. Before the grid barrier that ends wave w, it asks L2 (sm_90
-  // bulk prefetch) for the ranges of wave w + d for every d with bit d - 1 set in
-  // l2_ahead_mask (d <= kL2MaxAhead; past the last wave: the next step's waves). Mask 0: off,
-  // and l2_table is not read.
-  const L2PrefetchRange* l2_table;
-  uint32_t l2_ahead_mask;
 
   // Model.
   int hidden, heads, kv_heads, head_dim;

@@ -39,8 +39,6 @@ DEFINE_string(device, "gpu", "gpu, or cpu (to try the harness without a GPU).");
 DEFINE_string(prompt_ids, "1,4093,198,1780,314,260,3575,282,4649,47,2,198,1,520,9531,198",
               "Prompt of `generate` (ids).");
 DEFINE_bool(check_target, true, "GPU: refuse a package made for another GPU or worker build.");
-DEFINE_string(l2_prefetch_ahead, "", "GPU: L2 prefetch of each worker's weights this many waves ahead, e.g. 2, or 1,2 (or 1+2) (empty: GpuOptions' default; 0: off).");
-DEFINE_uint64(l2_prefetch_bytes, tileinfer::GpuOptions{}.l2_prefetch_bytes, "GPU: the L2 prefetch's bytes a worker and wave, at most.");
 DEFINE_int32(seed, 1234, "Seed of the tokens behind the K/V rows and in the windows.");
 
 namespace tileinfer {
@@ -56,7 +54,6 @@ class Server {
     if (FLAGS_device == "gpu") {
       GpuOptions o;
       o.check_target = FLAGS_check_target;
-      SetL2PrefetchFlags(FLAGS_l2_prefetch_ahead, FLAGS_l2_prefetch_bytes, &o);
       gpu_ = std::make_unique<GpuExecutor>(pkg, o);
       exec_ = gpu_.get();
     } else if (FLAGS_device == "cpu") {

@@ -44,8 +44,6 @@ DEFINE_string(logits_out, "", "Write prompt ids and GPU logits here (see the fil
 DEFINE_string(tokens_out, "", "Write the generation's prompt and tokens here (comma-separated, two lines).");
 DEFINE_int32(carveout, tileinfer::GpuOptions{}.carveout, "GPU: the worker's preferred shared-memory carveout, percent (0: most L1; -1: driver's choice).");
 DEFINE_bool(cache_records, tileinfer::GpuOptions{}.cache_records, "GPU: copy each worker's task records to its shared memory once per launch.");
-DEFINE_string(l2_prefetch_ahead, "", "GPU: L2 prefetch of each worker's weights this many waves ahead, e.g. 2, or 1,2 (or 1+2) (empty: GpuOptions' default; 0: off).");
-DEFINE_uint64(l2_prefetch_bytes, tileinfer::GpuOptions{}.l2_prefetch_bytes, "GPU: the L2 prefetch's bytes a worker and wave, at most.");
 DEFINE_bool(check_target, true, "Refuse a package made for another GPU or worker build.");
 DEFINE_int32(threads, 0, "CPU executor threads.");
 DEFINE_int32(sampling_checks, 120, "Sampled steps whose in-kernel choice must equal the CPU sampler's on the same logits (0: skip).");
@@ -267,7 +265,6 @@ int Run() {
   options.check_target = FLAGS_check_target;
   options.cache_records = FLAGS_cache_records;
   options.carveout = FLAGS_carveout;
-  SetL2PrefetchFlags(FLAGS_l2_prefetch_ahead, FLAGS_l2_prefetch_bytes, &options);
   GpuExecutor gpu(*pkg, options);
   std::printf("gpu_check: %s on %s\n", pkg->path().c_str(), gpu.name().c_str());
   std::vector<int> contexts = ParseIntList(FLAGS_contexts, "--contexts");

@@ -11,7 +11,6 @@
 
 #include "host/error.h"
 #include "host/generate.h"
-#include "host/l2_prefetch.h"
 #include "host/validate.h"
 
 namespace tileinfer {
@@ -54,17 +53,6 @@ void* GpuExecutor::Alloc(size_t bytes, const char* what) {
   }
   memory_.blocks.push_back(ptr);
   return ptr;
-}
-
-void SetL2PrefetchFlags(const std::string& ahead, uint64_t bytes, GpuOptions* options) {
-  if (ahead == "0") {
-    options->l2_prefetch_ahead.clear();
-  } else if (!ahead.empty()) {
-    std::string list = ahead;  // "1+2" as "1,2": tests/gpu/ab_compare.sh splits flags at commas
-    std::replace(list.begin(), list.end(), '+', ',');
-    options->l2_prefetch_ahead = ParseIntList(list, "--l2_prefetch_ahead");
-  }
-  options->l2_prefetch_bytes = bytes;
 }
 
 GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
@@ -127,28 +115,6 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   const size_t records_bytes = (static_cast<size_t>(max_tasks) * sizeof(format::TaskRecord) + 15) & ~size_t{15};
   const bool cache_records = options.cache_records && work_bytes + records_bytes <= dynamic_limit;
   shared_bytes_ = work_bytes + (cache_records ? records_bytes : 0);
-  uint32_t l2_mask = 0;
-  for (const int d : options.l2_prefetch_ahead) {
-    if (d < 1 || d > kL2MaxAhead || d >= p.waves) {
-      throw Error("L2 prefetch distance " + std::to_string(d) + ": give waves ahead in 1.." +
-                  std::to_string(std::min(kL2MaxAhead, p.waves - 1)) + " (this plan has " + std::to_string(p.waves) +
-                  " waves)");
-    }
-    l2_mask |= 1u << (d - 1);
-  }
-  if (l2_mask != 0) {
-    if (prop.major < 9) {
-      throw Error("L2 prefetch uses sm_90's bulk prefetch; " + device_name_ + " is sm_" + std::to_string(prop.major) +
-                  std::to_string(prop.minor) + ": leave the L2 prefetch off");
-    }
-    const size_t table_bytes = static_cast<size_t>(p.waves) * kL2RangesPerWave * sizeof(L2PrefetchRange);
-    if (shared_bytes_ + table_bytes > dynamic_limit) {
-      throw Error("the L2 prefetch table needs " + std::to_string(table_bytes) + " more bytes of shared memory a worker (" +
-                  std::to_string(shared_bytes_) + " used, " + std::to_string(dynamic_limit) + " offered by " +
-                  device_name_ + "): leave the L2 prefetch off");
-    }
-    shared_bytes_ += table_bytes;
-  }
   if (options.carveout < -1 || options.carveout > 100) {
     throw Error("carveout " + std::to_string(options.carveout) + " is not a percentage: give 0..100, or -1 for the driver's choice");
   }
@@ -192,13 +158,6 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   params_.n_waves = p.waves;
   params_.work_bytes = static_cast<uint32_t>(work_bytes);
   params_.records_bytes = cache_records ? static_cast<uint32_t>(records_bytes) : 0;
-  params_.l2_ahead_mask = l2_mask;
-  params_.l2_table = nullptr;
-  if (l2_mask != 0) {
-    const auto table = L2PrefetchTable(pkg, reinterpret_cast<uint64_t>(weights), options.l2_prefetch_bytes);
-    params_.l2_table = static_cast<const L2PrefetchRange*>(
-        upload(table.data(), table.size() * sizeof(L2PrefetchRange), "the L2 prefetch table"));
-  }
   params_.lm_head_wave = lm_head_wave_;
   params_.tensors = static_cast<const void* const*>(upload(tensor_ptrs.data(), tensor_ptrs.size() * sizeof(void*), "the tensor table"));
   params_.buffers = static_cast<void* const*>(upload(buffer_ptrs.data(), buffer_ptrs.size() * sizeof(void*), "the buffer table"));

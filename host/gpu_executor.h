@@ -22,22 +22,11 @@ struct GpuOptions {
   // The worker's L1 / shared-memory split, percent of the maximum shared memory (0: most
   // L1; -1: the driver's choice). See SetWorkerCarveout (cuda/worker.h); 0..100.
   int carveout = -1;
-  // L2 prefetch of weights (WorkerParams::l2_table; sm_90 or later): before the grid barrier
-  // that ends a wave, each worker asks L2 for the first weights of its tasks this many waves
-  // later, for each distance listed (1..kL2MaxAhead, below the plan's waves; empty: off),
-  // at most l2_prefetch_bytes a worker and wave (host/l2_prefetch.h). Changes no value.
-  std::vector<int> l2_prefetch_ahead;
-  uint64_t l2_prefetch_bytes = 256 << 10;
   // A launch still running after this many seconds is reported as an error (a hang, or a
   // GPU far slower than any this was measured on; under compute-sanitizer racecheck a tiny
   // model's 64-step launch takes ~20 s). The executor is unusable afterwards.
   double launch_timeout_s = 600;
 };
-
-// The command-line form of the L2 prefetch options (gpu_check, bench): `ahead` "" keeps
-// options' distances, "0" turns the prefetch off, else distances separated by commas or
-// "+" ("1,2", "1+2").
-void SetL2PrefetchFlags(const std::string& ahead, uint64_t bytes, GpuOptions* options);
 
 class GpuExecutor : public Executor {
  public:
