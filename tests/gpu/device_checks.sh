@@ -3,10 +3,11 @@
 #   bash tests/gpu/device_checks.sh STAGE...   stages: see the case below and tests/gpu/README.md
 # Binaries come from tests/gpu/prepare.sh (.gpu/bin); results go to $OUT (or /tmp/gpu_out).
 # GPU_CHECK_FLAGS: extra gpu_check flags of the tiny stage (e.g. --l2_prefetch_ahead=1+2).
+# BIN_DIR: the binaries to check (default .gpu/bin; e.g. .gpu/b of tests/gpu/prepare_ab.sh).
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu_out}
 mkdir -p "$OUT"
-B=.gpu/bin
+B=${BIN_DIR:-.gpu/bin}
 [ -d $B ] || [ ! -f .gpu/bin.tar.xz ] || tar -C .gpu -xJf .gpu/bin.tar.xz  # a packed carry
 W=/tmp/tileinfer_models   # persists while the machine stays warm
 mkdir -p "$W"
