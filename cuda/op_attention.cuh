@@ -97,6 +97,127 @@ __device__ __forceinline__ void AttendChunk(const float* q, const uint16_t* kc, 
   }
 }
 
+// The chunk's positions [begin, end) against query heads [h0, h0 + 4) of the group (q: the
+// group's (group, HD) roped queries in shared memory); per warp an online softmax state,
+// written to `state` ([warp][h][HD + 2]: o, m, l), o for dims [d0, d0 + 64) only: a head dim
+// above 64 takes two passes, each computing the same scores (so the same m and l).
+//
+// Positions over lanes: lpp lanes per position (2 for HD <= 64, else 4), each holding 32 of
+// its dims, so a warp takes a tile of 32 / lpp positions at once; warp w takes the tiles
+// j0 = begin + tile (w + kWarps t). A lane reads its part of a K row in 16-byte loads (HD % 8
+// == 0, so every piece is 16-byte aligned); the lpp parts of each score are
+// summed by xor shuffles; the tile's maximum is one warp reduction per head; then every lane
+// sums the tile's V rows for its dims (d0 + 2 lane, + 1), the weights broadcast by shuffles. The tile's V rows are
+// requested together with its K rows, so a tile costs one memory round trip (v25c; AttendChunk
+// waits one per position or per batch of 4). One inlined instance serves every shape: a
+// second one costs the whole worker kernel register spills (ptxas, sm_90). OpAttention takes
+// it for chunks of at least WorkerParams::attention_tile_min positions when HD % 8 == 0.
+__device__ __forceinline__ void AttendChunkTiles(const float* q, const uint16_t* kc, const uint16_t* vc, int KV, int kv,
+                                            int HD, int group, int h0, int d0, int begin, int end, float* state) {
+  constexpr int kHeads = 4;                    // query heads a pass holds in registers
+  constexpr int kMaxTile = 16;                 // positions per tile at lpp = 2
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int lpp = HD <= 64 ? 2 : 4, tile = 32 / lpp;
+  const int part = lane % lpp, slot = lane / lpp;  // this lane: dims [32 part, 32 part + 32) of position j0 + slot
+  const int heads = min(kHeads, group - h0);
+  const float scale = 1.0f / sqrtf(static_cast<float>(HD));
+  float m[kHeads], l[kHeads], o[kHeads][2];
+#pragma unroll
+  for (int h = 0; h < kHeads; ++h) {
+    m[h] = -INFINITY;
+    l[h] = 0;
+#pragma unroll
+    for (int i = 0; i < 2; ++i) o[h][i] = 0;
+  }
+  for (int j0 = begin + tile * warp; j0 < end; j0 += tile * kWarps) {
+    const int n = min(tile, end - j0);  // positions in this tile; slot 0's is always one
+    const bool live = slot < n;
+    // Plain loads, not __ldg: the cache is written in this launch (the read-only path may
+    // hold a stale sector of a row appended since; the grid barrier's acquire covers L1).
+    const uint16_t* vtile = vc + static_cast<size_t>(j0) * KV + kv * HD;
+    const int dv = d0 + 2 * lane;  // this lane's V dims: dv, dv + 1
+    uint32_t vr[kMaxTile];
+#pragma unroll
+    for (int u = 0; u < kMaxTile; ++u) {
+      vr[u] = u < n && dv < HD ? *reinterpret_cast<const uint32_t*>(vtile + static_cast<size_t>(u) * KV + dv) : 0u;
+    }
+    const uint16_t* krow = kc + static_cast<size_t>(j0 + slot) * KV + kv * HD + 32 * part;
+    uint32_t kr[16];  // this lane's 32 dims of its position's K row
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      const uint4 v = live && 32 * part + 8 * u < HD ? reinterpret_cast<const uint4*>(krow)[u] : make_uint4(0, 0, 0, 0);
+      kr[4 * u] = v.x;
+      kr[4 * u + 1] = v.y;
+      kr[4 * u + 2] = v.z;
+      kr[4 * u + 3] = v.w;
+    }
+    float s[kHeads];
+#pragma unroll
+    for (int h = 0; h < kHeads; ++h) s[h] = 0;
+#pragma unroll
+    for (int piece = 0; piece < 4; ++piece) {  // 8 dims a piece; one branch a piece, not one a step
+      if (32 * part + 8 * piece >= HD) break;
+#pragma unroll
+      for (int u = 4 * piece; u < 4 * piece + 4; ++u) {
+        const int d = 32 * part + 2 * u;
+        const float k0 = Bf16Lo(kr[u]), k1 = Bf16Hi(kr[u]);
+#pragma unroll
+        for (int h = 0; h < kHeads; ++h) {
+          const float* qh = q + min(h0 + h, group - 1) * HD + d;
+          s[h] += qh[0] * k0;
+          s[h] += qh[1] * k1;
+        }
+      }
+    }
+    float p[kHeads];
+#pragma unroll
+    for (int h = 0; h < kHeads; ++h) {  // no break: see the V sum below
+      s[h] += __shfl_xor_sync(0xffffffffu, s[h], 1);
+      if (lpp == 4) s[h] += __shfl_xor_sync(0xffffffffu, s[h], 2);
+      const float sc = live ? s[h] * scale : -INFINITY;
+      float mt = sc;
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1) mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, off));
+      const float m_new = fmaxf(m[h], mt);  // finite: slot 0 holds a position
+      const float corr = expf(m[h] - m_new);  // 0 on the warp's first tile (m = -inf)
+      p[h] = expf(sc - m_new);                // 0 for a slot past the chunk's end
+      l[h] = l[h] * corr + (part == 0 ? p[h] : 0.0f);  // one lane per position; summed at the end
+#pragma unroll
+      for (int i = 0; i < 2; ++i) o[h][i] *= corr;
+      m[h] = m_new;
+    }
+    // Every step of the V sum, without a break at the tile's end or the group's: rows past the
+    // end were loaded as 0 and their slots' weights are 0 (at lpp = 4 rows 8-15 take lanes 0-28
+    // again: weight x 0); a head past the group's end is never written. With a break per step
+    // each shuffle waited on the one before (v25's first build: +2.3 us a 32-position chunk).
+#pragma unroll
+    for (int u = 0; u < kMaxTile; ++u) {
+#pragma unroll
+      for (int h = 0; h < kHeads; ++h) {
+        const float w = __shfl_sync(0xffffffffu, p[h], (u * lpp) & 31);
+        o[h][0] += w * Bf16Lo(vr[u]);
+        o[h][1] += w * Bf16Hi(vr[u]);
+      }
+    }
+  }
+  const int stride = HD + 2;
+#pragma unroll
+  for (int h = 0; h < kHeads; ++h) {
+    if (h >= heads) break;
+    const float l_sum = WarpSum(l[h]);
+    float* s = state + (warp * group + h0 + h) * stride;
+    const int dv = d0 + 2 * lane;
+    if (dv < HD) {
+      s[dv] = o[h][0];
+      s[dv + 1] = o[h][1];
+    }
+    if (lane == 0) {
+      s[HD] = m[h];
+      s[HD + 1] = l_sum;
+    }
+  }
+}
+
 __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const StepContext& c) {
   const WorkerParams& p = c.p;
   const int HD = p.head_dim, half = HD / 2, KV = p.kv_heads * HD, Q = p.heads * HD;
@@ -140,10 +261,23 @@ __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const S
   PhaseMark(c, 0);
 
   float* state = c.smem + group * HD;
+  // Long chunks in tiles of positions over lanes (v28): one memory round trip a tile, where
+  // AttendChunk waits one per position or batch; short ones in AttendChunk, whose code is
+  // smaller (the tiles' extra executed code slowed every other wave by 2-6% when most chunks
+  // ran it: instruction fetch, call K). Uniform over the block.
+  const bool tiles = (HD & 7) == 0 && end - begin >= p.attention_tile_min;
   // Batches only where a warp has more than one batch of positions: in a short chunk a
   // batch's slots past the end cost their reductions and win nothing (v18).
   const bool batched = end - begin > 4 * kWarps;  // uniform over the block
-  if (HD <= 64) {
+  if (tiles) {
+    // Query heads 4 and V dims 64 at a time (one pass for Llama 3.2 1B and SmolLM2), each
+    // pass reading the chunk's K rows. One flat loop: two nested ones cost spills.
+    const int dim_passes = (HD + 63) / 64, passes = (group + 3) / 4 * dim_passes;
+    for (int pass = 0; pass < passes; ++pass) {
+      AttendChunkTiles(q, kc, vc, KV, kv, HD, group, 4 * (pass / dim_passes), 64 * (pass % dim_passes), begin, end,
+                       state);
+    }
+  } else if (HD <= 64) {
     if (group <= 4) {
       if (batched) AttendChunk<4, 2, 4>(q, kc, vc, KV, kv, HD, group, begin, end, state);
       else AttendChunk<4, 2, 1>(q, kc, vc, KV, kv, HD, group, begin, end, state);

@@ -38,6 +38,7 @@ DEFINE_string(package, "", "Package to serve (required).");
 DEFINE_string(device, "gpu", "gpu, or cpu (to try the harness without a GPU).");
 DEFINE_string(prompt_ids, "1,4093,198,1780,314,260,3575,282,4649,47,2,198,1,520,9531,198",
               "Prompt of `generate` (ids).");
+DEFINE_int32(attention_tile_min, tileinfer::GpuOptions{}.attention_tile_min, "GPU: ATTENTION chunks of at least this many positions in tiles (positions over lanes).");
 DEFINE_bool(check_target, true, "GPU: refuse a package made for another GPU or worker build.");
 DEFINE_int32(seed, 1234, "Seed of the tokens behind the K/V rows and in the windows.");
 
@@ -54,6 +55,7 @@ class Server {
     if (FLAGS_device == "gpu") {
       GpuOptions o;
       o.check_target = FLAGS_check_target;
+      o.attention_tile_min = FLAGS_attention_tile_min;
       gpu_ = std::make_unique<GpuExecutor>(pkg, o);
       exec_ = gpu_.get();
     } else if (FLAGS_device == "cpu") {

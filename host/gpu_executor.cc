@@ -168,6 +168,11 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   params_.rms_norm_eps = m.rms_norm_eps;
   params_.max_context = p.max_context;
   params_.attention_min_chunk = p.attention_min_chunk;
+  if (options.attention_tile_min < 1) {
+    throw Error("attention_tile_min " + std::to_string(options.attention_tile_min) +
+                ": give the chunk length (positions, >= 1) from which ATTENTION works in tiles");
+  }
+  params_.attention_tile_min = options.attention_tile_min;
   params_.buf_cand = p.buf_cand;
   params_.n_cand = p.lm_head_slots;
   params_.buf_logits = p.buf_logits;

@@ -22,6 +22,11 @@ struct GpuOptions {
   // The worker's L1 / shared-memory split, percent of the maximum shared memory (0: most
   // L1; -1: the driver's choice). See SetWorkerCarveout (cuda/worker.h); 0..100.
   int carveout = -1;
+  // ATTENTION: chunks of at least this many positions are attended in tiles of positions over
+  // lanes (cuda/op_attention.cuh), shorter ones position by position; >= 1. Measured on the
+  // H200 (docs/PERFORMANCE.md, v28): 64-position chunks cost the tiles nothing, 93 gain 6%
+  // (SmolLM2 at 4064), 128-254 gain 5-10% (Llama 3.2 1B at 2048-4064).
+  int attention_tile_min = 64;
   // A launch still running after this many seconds is reported as an error (a hang, or a
   // GPU far slower than any this was measured on; under compute-sanitizer racecheck a tiny
   // model's 64-step launch takes ~20 s). The executor is unusable afterwards.

@@ -1,8 +1,19 @@
 // ATTENTION runtime (not instrumented): the test driver and the global-buffer rules of OpAttention
 // (RoPE, the K/V append, one chunk's partial softmax state per query head of a K/V head) on top of
 // ../emu_core.h (fibers, hooks, race / bounds / alignment checker).
+#include <cstdlib>
+
 #include "cuda/common.cuh"
 #include "emu_core.h"
+
+// WorkerParams::attention_tile_min where the version has it (v28): $AT_TILE_MIN, default 2^30
+// (every chunk position by position, as before v28).
+template <typename P>
+auto SetTileMin(P& p) -> decltype(p.attention_tile_min = 0, void()) {
+  const char* v = std::getenv("AT_TILE_MIN");
+  p.attention_tile_min = v != nullptr ? std::atoi(v) : (1 << 30);
+}
+inline void SetTileMin(...) {}
 namespace emu {
 static int g_HD, g_NH, g_NKV, g_group, g_C, g_minc, g_maxctx;
 static std::string Region(size_t byte_off) {
@@ -99,6 +110,7 @@ int main(int argc, char** argv) {
   emu::g_out_writes.assign(out_n, 0);
   const void* tensors[8] = {}; void* buffers[8] = {};
   WorkerParams p{}; p.head_dim = HD; p.heads = NH; p.kv_heads = NKV; p.max_context = max_ctx; p.attention_min_chunk = minc;
+  SetTileMin(p);
   tensors[5] = inv_freq; buffers[1] = qkv; buffers[2] = cache_all; buffers[3] = out;
   p.tensors = tensors; p.buffers = buffers; g_p = &p;
   for (int k = 0; k < C; ++k) {
