@@ -24,9 +24,9 @@ struct GpuOptions {
   int carveout = -1;
   // ATTENTION: chunks of at least this many positions are attended in tiles of positions over
   // lanes (cuda/op_attention.cuh), shorter ones position by position; >= 1. Measured on the
-  // H200 (docs/PERFORMANCE.md, v28): 64-position chunks cost the tiles nothing, 93 gain 6%
-  // (SmolLM2 at 4064), 128-254 gain 5-10% (Llama 3.2 1B at 2048-4064).
-  int attention_tile_min = 64;
+  // H200 (docs/PERFORMANCE.md, v28): 128-254-position chunks gain 5-10% (Llama 3.2 1B at
+  // 2048-4064); 64-position ones lose 4% when every step runs them (the 1B at 1024, call O).
+  int attention_tile_min = 128;
   // A launch still running after this many seconds is reported as an error (a hang, or a
   // GPU far slower than any this was measured on; under compute-sanitizer racecheck a tiny
   // model's 64-step launch takes ~20 s). The executor is unusable afterwards.
