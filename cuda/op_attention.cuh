@@ -111,7 +111,8 @@ __device__ __forceinline__ void AttendChunk(const float* q, const uint16_t* kc, 
 // requested together with its K rows, so a tile costs one memory round trip (v25c; AttendChunk
 // waits one per position or per batch of 4). One inlined instance serves every shape: a
 // second one costs the whole worker kernel register spills (ptxas, sm_90). OpAttention takes
-// it for chunks of at least WorkerParams::attention_tile_min positions when HD % 8 == 0.
+// it in steps whose chunks hold at least WorkerParams::attention_tile_min positions, when
+// HD % 8 == 0; an empty chunk leaves every warp's state (0, -inf, 0).
 __device__ __forceinline__ void AttendChunkTiles(const float* q, const uint16_t* kc, const uint16_t* vc, int KV, int kv,
                                             int HD, int group, int h0, int d0, int begin, int end, float* state) {
   constexpr int kHeads = 4;                    // query heads a pass holds in registers
@@ -262,10 +263,12 @@ __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const S
 
   float* state = c.smem + group * HD;
   // Long chunks in tiles of positions over lanes (v28): one memory round trip a tile, where
-  // AttendChunk waits one per position or batch; short ones in AttendChunk, whose code is
-  // smaller (the tiles' extra executed code slowed every other wave by 2-6% when most chunks
-  // ran it: instruction fetch, call K). Uniform over the block.
-  const bool tiles = (HD & 7) == 0 && end - begin >= p.attention_tile_min;
+  // AttendChunk waits one per position or batch. Decided per step from the chunk length
+  // `span`, the same for every chunk of the step (only the first chunk may hold fewer
+  // positions), so that a step runs one of the two codes in all its ATTENTION tasks: the
+  // tiles' extra executed code slows every other wave through instruction fetch (call K),
+  // and both codes in one step slowed the 1B by 10% (call P). Uniform over the grid.
+  const bool tiles = (HD & 7) == 0 && span >= p.attention_tile_min;
   // Batches only where a warp has more than one batch of positions: in a short chunk a
   // batch's slots past the end cost their reductions and win nothing (v18).
   const bool batched = end - begin > 4 * kWarps;  // uniform over the block

@@ -22,10 +22,10 @@ struct GpuOptions {
   // The worker's L1 / shared-memory split, percent of the maximum shared memory (0: most
   // L1; -1: the driver's choice). See SetWorkerCarveout (cuda/worker.h); 0..100.
   int carveout = -1;
-  // ATTENTION: chunks of at least this many positions are attended in tiles of positions over
-  // lanes (cuda/op_attention.cuh), shorter ones position by position; >= 1. Measured on the
-  // H200 (docs/PERFORMANCE.md, v28): 128-254-position chunks gain 5-10% (Llama 3.2 1B at
-  // 2048-4064); 64-position ones lose 4% when every step runs them (the 1B at 1024, call O).
+  // ATTENTION: steps whose chunk length (positions a chunk, the same for all chunks of the
+  // step) is at least this are attended in tiles of positions over lanes (cuda/op_attention.cuh),
+  // other steps position by position; >= 1. Measured on the H200 (docs/PERFORMANCE.md, v28):
+  // 128-254-position chunks gain 5-10% (Llama 3.2 1B at 2048-4096).
   int attention_tile_min = 128;
   // A launch still running after this many seconds is reported as an error (a hang, or a
   // GPU far slower than any this was measured on; under compute-sanitizer racecheck a tiny
