@@ -105,16 +105,17 @@ __device__ __forceinline__ void AttendChunk(const float* q, const uint16_t* kc, 
 // Positions over lanes: lpp lanes per position (2 for HD <= 64, else 4), each holding 32 of
 // its dims, so a warp takes a tile of 32 / lpp positions at once; warp w takes the tiles
 // j0 = begin + tile (w + kWarps t). A lane reads its part of a K row in 16-byte loads (HD % 8
-// == 0, so every piece is 16-byte aligned); the lpp parts of each score are
-// summed by xor shuffles; the tile's maximum is one warp reduction per head; then every lane
-// sums the tile's V rows for its dims (d0 + 2 lane, + 1), the weights broadcast by shuffles. The tile's V rows are
-// requested together with its K rows, so a tile costs one memory round trip (v25c; AttendChunk
-// waits one per position or per batch of 4). One inlined instance serves every shape: a
+// == 0, so every piece is 16-byte aligned); the lpp parts of each score are summed by xor
+// shuffles; the tile's maximum is one warp reduction per head; then every lane sums the
+// tile's V rows for its dims (d0 + 2 lane, + 1), the weights broadcast by shuffles. The
+// tile's V rows are requested together with its K rows, so a tile costs one memory round trip
+// (v25c; AttendChunk waits one per position or per batch of 4). One inlined instance serves every shape: a
 // second one costs the whole worker kernel register spills (ptxas, sm_90). OpAttention takes
 // it in steps whose chunks hold at least WorkerParams::attention_tile_min positions, when
 // HD % 8 == 0; an empty chunk leaves every warp's state (0, -inf, 0).
-__device__ __forceinline__ void AttendChunkTiles(const float* q, const uint16_t* kc, const uint16_t* vc, int KV, int kv,
-                                            int HD, int group, int h0, int d0, int begin, int end, float* state) {
+__device__ __forceinline__ void AttendChunkTiles(const float* q, const uint16_t* kc, const uint16_t* vc, int KV,
+                                                 int kv, int HD, int group, int h0, int d0, int begin, int end,
+                                                 float* state) {
   constexpr int kHeads = 4;                    // query heads a pass holds in registers
   constexpr int kMaxTile = 16;                 // positions per tile at lpp = 2
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;

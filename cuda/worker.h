@@ -64,7 +64,7 @@ struct WorkerParams {
   float rms_norm_eps;
   int max_context;
   int attention_min_chunk;            // plan.attention_min_chunk (== ATTENTION param2)
-  int attention_tile_min;             // ATTENTION: steps whose chunk length (span) is at least this in tiles (op_attention.cuh)
+  int attention_tile_min;             // ATTENTION in tiles in steps whose chunks hold >= this (op_attention.cuh)
   uint32_t buf_cand;
   int n_cand;
   uint32_t buf_logits;
