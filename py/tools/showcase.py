@@ -58,6 +58,8 @@ flags.DEFINE_string("prompt_ids", bench_protocol.PROMPT_IDS,
 flags.DEFINE_string("device", "cuda", "cuda, or cpu (to try the harness without a GPU).")
 flags.DEFINE_float("timeout_s", 500, "Longest wait for one answer of a runtime (below a GPU "
                    "call's 600 s, so that a stuck runtime is reported, not cut off).")
+flags.DEFINE_list("bench_flags", [], "More flags for TileInfer's bench, comma-separated, each --name=value "
+                  "(e.g. --attention_tile_min=96); recorded in results.json.")
 flags.DEFINE_string("llama_bench", None, "llama.cpp's llama-bench (runtime llamacpp).")
 flags.DEFINE_string("llamacpp_gguf", None, "The model as GGUF for llama.cpp (py/tools/gguf_export.py).")
 flags.DEFINE_string("redraw", None, "Only rewrite results.md and the figures beside this results.json.")
@@ -117,10 +119,19 @@ class Runtime:
             self.proc.kill()
 
 
+def tileinfer_argv():
+    """host/bench's command line: the package, the prompt, the device, then --bench_flags.
+    Raises app.UsageError for a bench flag that is not of the form --name=value."""
+    for f in FLAGS.bench_flags:
+        if not f.startswith("--") or "=" not in f:
+            raise app.UsageError(f"--bench_flags: '{f}' is not --name=value (e.g. --attention_tile_min=96)")
+    return [FLAGS.bench, f"--package={FLAGS.package}", f"--prompt_ids={FLAGS.prompt_ids}",
+            f"--device={'gpu' if FLAGS.device.startswith('cuda') else 'cpu'}", *FLAGS.bench_flags]
+
+
 def launch(name):
     if name == "tileinfer":
-        argv = [FLAGS.bench, f"--package={FLAGS.package}", f"--prompt_ids={FLAGS.prompt_ids}",
-                f"--device={'gpu' if FLAGS.device.startswith('cuda') else 'cpu'}"]
+        argv = tileinfer_argv()
     elif name == "llamacpp":
         if not FLAGS.llama_bench or not FLAGS.llamacpp_gguf:
             raise app.UsageError("runtime llamacpp needs --llama_bench and --llamacpp_gguf")
@@ -162,6 +173,7 @@ def conditions():
     c = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
          "device": FLAGS.device, "package": FLAGS.package, "checkpoint": FLAGS.checkpoint,
          "blocks": FLAGS.blocks, "reps": FLAGS.reps, "window_steps": bench_protocol.WINDOW,
+         "bench_flags": list(FLAGS.bench_flags),
          "python": sys.version.split()[0]}
     try:
         c["gpu"] = subprocess.run(

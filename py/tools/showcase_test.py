@@ -57,5 +57,33 @@ def test_table_marks_phases_a_run_did_not_reach():
     assert "| tileinfer | not measured | - | - | not measured |" in showcase.table(results)
 
 
+@pytest.fixture
+def parsed_flags():
+    """Parses the given showcase command line into showcase.FLAGS; unparses afterwards."""
+    def parse(*args):
+        showcase.FLAGS.unparse_flags()
+        showcase.FLAGS(["showcase.py", *args])
+    yield parse
+    showcase.FLAGS.unparse_flags()
+
+
+def test_bench_flags_reach_tileinfers_command_line_and_the_conditions(parsed_flags):
+    parsed_flags("--bench=/x/bench", "--package=/x/m.tpkg", "--device=cuda",
+                 "--bench_flags=--attention_tile_min=96,--check_target=false")
+    argv = showcase.tileinfer_argv()
+    assert argv[0] == "/x/bench" and "--package=/x/m.tpkg" in argv and "--device=gpu" in argv
+    assert argv[-2:] == ["--attention_tile_min=96", "--check_target=false"]
+    assert showcase.conditions()["bench_flags"] == ["--attention_tile_min=96", "--check_target=false"]
+    parsed_flags("--bench=/x/bench", "--package=/x/m.tpkg")
+    assert showcase.tileinfer_argv()[-1].startswith("--device=")  # none given: nothing appended
+
+
+@pytest.mark.parametrize("bad", ["attention_tile_min=96", "--attention_tile_min", "-x=1"])
+def test_a_bench_flag_not_of_the_form_name_value_is_refused(parsed_flags, bad):
+    parsed_flags("--bench=/x/bench", "--package=/x/m.tpkg", f"--bench_flags={bad}")
+    with pytest.raises(showcase.app.UsageError, match="--name=value"):
+        showcase.tileinfer_argv()
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))
