@@ -40,6 +40,10 @@ for stage in "$@"; do
         $B/gpu_check --package="$W/$m.tpkg" --contexts=1,2,17,100,383,384,385,600 --runs=10 --tokens=500 \
           ${GPU_CHECK_FLAGS:-} | tee "$OUT/gpu_check_$m.txt" || rc=1
       done ;;
+    tiles)
+      step "tiny models with every step's ATTENTION in tiles (--attention_tile_min=1): results in \$OUT/tiles_all"
+      mkdir -p "$OUT/tiles_all"
+      OUT=$OUT/tiles_all GPU_CHECK_FLAGS="--attention_tile_min=1 ${GPU_CHECK_FLAGS:-}" bash "$0" tiny || rc=1 ;;
     sanitize)
       step "compute-sanitizer: stepwise checks incl. sampling and streaming, then 300-token decodes across the attention chunks"
       python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=tiny || rc=1

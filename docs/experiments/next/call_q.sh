@@ -10,10 +10,7 @@ set -u
 OUT=${OUT:-/tmp/gpu_out}; export OUT
 mkdir -p "$OUT"
 export PYTHONPATH=py:.
-bash tests/gpu/device_checks.sh info probe tiny golden 2>&1 | grep -E "PASS|FAIL|error|registers|spill|H200" | head -30
-mkdir -p "$OUT/tiles_all"
-OUT=$OUT/tiles_all GPU_CHECK_FLAGS=--attention_tile_min=1 bash tests/gpu/device_checks.sh tiny 2>&1 |
-  grep -E "PASS|FAIL|error" | head -20
+bash tests/gpu/device_checks.sh info probe tiny tiles golden 2>&1 | grep -E "PASS|FAIL|error|registers|spill|H200" | head -40
 echo "checks at ${SECONDS}s"
 san() { CALL_SECONDS=$SECONDS SAN_DEADLINE=560 bash tests/gpu/sanitize_one.sh "$@"; }
 { san bin memcheck tiny_9x3 --attention_tile_min=1; san bin memcheck tiny_hd80_g6 --attention_tile_min=1
