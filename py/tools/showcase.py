@@ -4,6 +4,7 @@ Usage (on the GPU machine; tests/gpu/showcase.sh runs it for both models):
   python3 py/tools/showcase.py --bench=.gpu/bin/bench --package=M.tpkg --checkpoint=HF_DIR \
       --floor_json=floor.json --out_dir=DIR [--runtimes=tileinfer,torch_compile,torch_graph,hf_eager]
       [--contexts=1,64,256,384,385,512,1024,2048,4096] [--blocks=3] [--reps=5] [--device=cuda]
+      [--bench_flags=--attention_tile_min=96]   (more flags for TileInfer's bench)
 
 Every runtime stays resident in its own process (host/bench.cc, py/tools/peers_bench.py,
 py/tools/llamacpp_bench.py: one line protocol) so that loading and compiling happen once; the harness then measures in
