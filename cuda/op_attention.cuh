@@ -109,10 +109,10 @@ __device__ __forceinline__ void AttendChunk(const float* q, const uint16_t* kc, 
 // shuffles; the tile's maximum is one warp reduction per head; then every lane sums the
 // tile's V rows for its dims (d0 + 2 lane, + 1), the weights broadcast by shuffles. The
 // tile's V rows are requested together with its K rows, so a tile costs one memory round trip
-// (v25c; AttendChunk waits one per position or per batch of 4). One inlined instance serves every shape: a
-// second one costs the whole worker kernel register spills (ptxas, sm_90). OpAttention takes
-// it in steps whose chunks hold at least WorkerParams::attention_tile_min positions, when
-// HD % 8 == 0; an empty chunk leaves every warp's state (0, -inf, 0).
+// (v25c; AttendChunk waits one per position or per batch of 4). One inlined instance serves
+// every shape: a second one costs the whole worker kernel register spills (ptxas, sm_90).
+// OpAttention takes it in steps whose chunks hold at least WorkerParams::attention_tile_min
+// positions, when HD % 8 == 0; an empty chunk leaves every warp's state (0, -inf, 0).
 __device__ __forceinline__ void AttendChunkTiles(const float* q, const uint16_t* kc, const uint16_t* vc, int KV,
                                                  int kv, int HD, int group, int h0, int d0, int begin, int end,
                                                  float* state) {

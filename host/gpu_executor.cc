@@ -118,6 +118,10 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   if (options.carveout < -1 || options.carveout > 100) {
     throw Error("carveout " + std::to_string(options.carveout) + " is not a percentage: give 0..100, or -1 for the driver's choice");
   }
+  if (options.attention_tile_min < 1) {
+    throw Error("attention_tile_min " + std::to_string(options.attention_tile_min) +
+                ": give the chunk length (positions, >= 1) from which ATTENTION works in tiles");
+  }
   const std::string carve = SetWorkerCarveout(options.carveout);
   if (!carve.empty()) throw Error(carve);
   int blocks_per_sm = 0, regs = 0, local = 0;
@@ -168,10 +172,6 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   params_.rms_norm_eps = m.rms_norm_eps;
   params_.max_context = p.max_context;
   params_.attention_min_chunk = p.attention_min_chunk;
-  if (options.attention_tile_min < 1) {
-    throw Error("attention_tile_min " + std::to_string(options.attention_tile_min) +
-                ": give the chunk length (positions, >= 1) from which ATTENTION works in tiles");
-  }
   params_.attention_tile_min = options.attention_tile_min;
   params_.buf_cand = p.buf_cand;
   params_.n_cand = p.lm_head_slots;
