@@ -24,9 +24,11 @@ struct GpuOptions {
   int carveout = -1;
   // ATTENTION: steps whose chunk length (positions a chunk, the same for all chunks of the
   // step) is at least this are attended in tiles of positions over lanes (cuda/op_attention.cuh),
-  // other steps position by position; >= 1. Measured on the H200 (docs/PERFORMANCE.md, v28):
-  // 128-254-position chunks gain 5-10% (Llama 3.2 1B at 2048-4096).
-  int attention_tile_min = 128;
+  // other steps position by position; >= 1. 65 = where AttendChunk would batch its positions
+  // (chunks over 4 x kWarps = 64): measured on the H200 (docs/PERFORMANCE.md, call S), the
+  // tiles beat the batches by 6% (1B at 96 positions, SmolLM2 at 70 and 93) and lose 1.4% to
+  // the unbatched loop (1B at 64).
+  int attention_tile_min = 65;
   // A launch still running after this many seconds is reported as an error (a hang, or a
   // GPU far slower than any this was measured on; under compute-sanitizer racecheck a tiny
   // model's 64-step launch takes ~20 s). The executor is unusable afterwards.
