@@ -31,6 +31,25 @@ __device__ __forceinline__ float WarpSum(float v) {
   return v;
 }
 
+// A release add of 1 to a counter and an acquire load of it, at GPU scope (PTX memory
+// consistency model); host builds of the op files (the CPU emulator) use the compiler's atomics.
+__device__ __forceinline__ void AddRelease(uint32_t* counter) {
+#ifdef __CUDA_ARCH__
+  asm volatile("red.release.gpu.global.add.u32 [%0], 1;\n" ::"l"(counter) : "memory");
+#else
+  __atomic_fetch_add(counter, 1u, __ATOMIC_RELEASE);
+#endif
+}
+__device__ __forceinline__ uint32_t LoadAcquire(const uint32_t* counter) {
+#ifdef __CUDA_ARCH__
+  uint32_t seen;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(seen) : "l"(counter) : "memory");
+  return seen;
+#else
+  return __atomic_load_n(counter, __ATOMIC_ACQUIRE);
+#endif
+}
+
 // A grid barrier on one monotonic counter in global memory (all blocks resident, e.g. a
 // cooperative launch): every block calls it with target = (barriers it has passed + 1) *
 // gridDim.x and the counter starting at 0. The __syncthreads orders the block's earlier

@@ -220,6 +220,95 @@ __device__ __forceinline__ void AttendChunkTiles(const float* q, const uint16_t*
   }
 }
 
+// ATTENTION's chunks merged once per K/V head, in the ATTENTION wave (experiment v30;
+// WorkerParams::merge_counters), instead of by every ATTN_OUT task for every head. Every
+// chunk's task but the last adds 1 to its (layer, K/V head) counter with release semantics
+// after its records are written (the caller's last __syncthreads orders the block's stores
+// before thread 0's add, as in CounterBarrier). The last chunk's task (it holds position pos,
+// so it is never empty) waits, with acquire semantics, until the step's other chunks of its
+// head have added theirs (step s of the launch: (s + 1) x (n_chunks - 1)), merges its query
+// heads' records as OpAttnOut's multi-chunk path does (the same operations in the same
+// order: m* = max_c m_c, e_c = e^(m_c - m*), l = sum_c l_c e_c, o = sum_c o_c e_c / l, chunks
+// in index order), and writes (o, 0, 1) over its own records; ATTN_OUT then reads one chunk
+// and divides by 1. With one non-empty chunk there is nothing to merge and its records stay
+// (o, m, l). No deadlock: the host requires at most one ATTENTION task per worker and wave, so
+// every task waited for runs on another worker and waits for nothing.
+__device__ __forceinline__ void MergeOnce(const format::TaskRecord& t, const StepContext& c) {
+  // Everything from the record again, not kept live across the attention code (register pressure).
+  const WorkerParams& p = c.p;
+  const int kv = static_cast<int>(t.param0), chunk = static_cast<int>(t.slot), n_chunks = static_cast<int>(t.param1);
+  const int ctx = c.pos + 1, span = max((ctx + n_chunks - 1) / n_chunks, static_cast<int>(t.param2));
+  const int first = max(0, n_chunks - (ctx + span - 1) / span), layer = static_cast<int>(t.layer);
+  const int HD = p.head_dim, group = p.heads / p.kv_heads, stride = HD + 2, nc = n_chunks - first;
+  float* records = c.F32(t.out_buf);
+  float* work = c.smem;
+  uint32_t* counter = p.merge_counters + layer * p.kv_heads + kv;
+  if (chunk != n_chunks - 1) {
+    if (threadIdx.x == 0) AddRelease(counter);
+    return;
+  }
+  if (nc == 1) return;
+  if (threadIdx.x == 0) {
+    const uint32_t target = static_cast<uint32_t>(c.pos - p.start_pos + 1) * static_cast<uint32_t>(n_chunks - 1);
+    while (LoadAcquire(counter) < target) {
+    }
+  }
+  __syncthreads();
+  const size_t chunk_stride = static_cast<size_t>(p.heads) * stride;
+  const float* base = records + (static_cast<size_t>(first) * p.heads + kv * group) * stride;  // chunk first, head 0
+  float* wgt = work;              // (group, nc): m_c, then e^(m_c - m*)
+  float* lc = wgt + group * nc;   // (group, nc): l_c; then [h * nc] = sum_c l_c e^(m_c - m*)
+  float* merged = lc + group * nc;  // (group, HD)
+  for (int idx = threadIdx.x; idx < group * nc; idx += kThreads) {
+    const float* pc = base + (idx % nc) * chunk_stride + (idx / nc) * stride;
+    wgt[idx] = pc[HD];
+    lc[idx] = pc[HD + 1];
+  }
+  __syncthreads();
+  for (int h = threadIdx.x; h < group; h += kThreads) {
+    float mx = -INFINITY;
+    for (int k = 0; k < nc; ++k) mx = fmaxf(mx, wgt[h * nc + k]);
+    float l = 0;
+    for (int k = 0; k < nc; ++k) {
+      const float e = expf(wgt[h * nc + k] - mx);
+      wgt[h * nc + k] = e;
+      l += lc[h * nc + k] * e;
+    }
+    lc[h * nc] = l;
+  }
+  __syncthreads();
+  constexpr int kMergeBatch = 4;  // as OpAttnOut: a pair's four chunks' loads in flight
+  for (int i = 2 * threadIdx.x; i < group * HD; i += 2 * kThreads) {
+    const int h = i / HD, d = i - h * HD;
+    const float* pc = base + h * stride + d;
+    const float* e = wgt + h * nc;
+    float o0 = 0, o1 = 0;
+    for (int k0 = 0; k0 < nc; k0 += kMergeBatch) {
+      float2 v[kMergeBatch];
+#pragma unroll
+      for (int u = 0; u < kMergeBatch; ++u) {
+        v[u] = k0 + u < nc ? *reinterpret_cast<const float2*>(pc + (k0 + u) * chunk_stride) : make_float2(0, 0);
+      }
+#pragma unroll
+      for (int u = 0; u < kMergeBatch; ++u) {
+        if (k0 + u < nc) {
+          o0 += v[u].x * e[k0 + u];
+          o1 += v[u].y * e[k0 + u];
+        }
+      }
+    }
+    merged[i] = o0 / lc[h * nc];
+    merged[i + 1] = o1 / lc[h * nc];
+  }
+  __syncthreads();  // every record read before the last chunk's own are overwritten
+  float* own = records + (static_cast<size_t>(chunk) * p.heads + kv * group) * stride;
+  for (int i = threadIdx.x; i < group * stride; i += kThreads) {
+    const int h = i / stride, d = i - h * stride;
+    own[i] = d < HD ? merged[h * HD + d] : (d == HD ? 0.0f : 1.0f);
+  }
+  __syncthreads();
+}
+
 __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const StepContext& c) {
   const WorkerParams& p = c.p;
   const int HD = p.head_dim, half = HD / 2, KV = p.kv_heads * HD, Q = p.heads * HD;
@@ -329,6 +418,7 @@ __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const S
     out[i] = value;
   }
   __syncthreads();
+  if (p.merge_counters != nullptr) MergeOnce(t, c);
 }
 
 }  // namespace device

@@ -65,6 +65,9 @@ struct WorkerParams {
   int max_context;
   int attention_min_chunk;            // plan.attention_min_chunk (== ATTENTION param2)
   int attention_tile_min;             // ATTENTION in tiles in steps whose chunks hold >= this (op_attention.cuh)
+  // ATTENTION's merge once per K/V head (op_attention.cuh, MergeOnce), nullptr: off. One
+  // counter per (layer, K/V head), zeroed by the host before each launch.
+  uint32_t* merge_counters;
   uint32_t buf_cand;
   int n_cand;
   uint32_t buf_logits;

@@ -122,6 +122,19 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
     throw Error("attention_tile_min " + std::to_string(options.attention_tile_min) +
                 ": give the chunk length (positions, >= 1) from which ATTENTION works in tiles");
   }
+  if (options.attention_merge) {
+    // MergeOnce waits, inside the ATTENTION wave, for the other chunks' tasks of its K/V head:
+    // safe only if each of them runs on a worker of its own (none is queued behind a waiter).
+    std::vector<int> seen(static_cast<size_t>(p.workers) * p.waves, 0);
+    for (const auto& t : tasks) {
+      if (t.opcode != static_cast<uint16_t>(format::Opcode::ATTENTION)) continue;
+      if (++seen[static_cast<size_t>(t.wave) * p.workers + t.worker] > 1) {
+        throw Error("attention_merge needs at most one ATTENTION task per worker and wave; worker " +
+                    std::to_string(t.worker) + " has more in wave " + std::to_string(t.wave) +
+                    ": re-plan with fewer --attention_chunks, or leave attention_merge off");
+      }
+    }
+  }
   const std::string carve = SetWorkerCarveout(options.carveout);
   if (!carve.empty()) throw Error(carve);
   int blocks_per_sm = 0, regs = 0, local = 0;
@@ -173,6 +186,9 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   params_.max_context = p.max_context;
   params_.attention_min_chunk = p.attention_min_chunk;
   params_.attention_tile_min = options.attention_tile_min;
+  merge_counter_bytes_ = options.attention_merge ? static_cast<size_t>(m.layers) * m.kv_heads * sizeof(uint32_t) : 0;
+  params_.merge_counters =
+      options.attention_merge ? static_cast<uint32_t*>(Alloc(merge_counter_bytes_, "the merge counters")) : nullptr;
   params_.buf_cand = p.buf_cand;
   params_.n_cand = p.lm_head_slots;
   params_.buf_logits = p.buf_logits;
@@ -272,6 +288,7 @@ int32_t GpuExecutor::Run(const Launch& launch, const std::function<bool(int32_t)
   const int32_t running = kStatusRunning, zero = 0;
   CUDA_CHECK(cudaMemcpy(p.out_status, &running, 4, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(p.out_count, &zero, 4, cudaMemcpyHostToDevice));
+  if (p.merge_counters != nullptr) CUDA_CHECK(cudaMemset(p.merge_counters, 0, merge_counter_bytes_));  // MergeOnce's targets count from 0
   for (int n = 0; n < kMaxStepsPerLaunch; ++n) slots_[n] = 0;
   *cancel_ = 0;
   std::atomic_thread_fence(std::memory_order_seq_cst);

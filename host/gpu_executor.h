@@ -29,6 +29,10 @@ struct GpuOptions {
   // tiles beat the batches by 6% (1B at 96 positions, SmolLM2 at 70 and 93) and lose 1.4% to
   // the unbatched loop (1B at 64).
   int attention_tile_min = 65;
+  // Experiment v30: ATTENTION's chunks merged once per K/V head in the ATTENTION wave, waited
+  // on through a counter per (layer, K/V head), instead of by every ATTN_OUT task
+  // (cuda/op_attention.cuh, MergeOnce). Needs at most one ATTENTION task per worker and wave.
+  bool attention_merge = false;
   // A launch still running after this many seconds is reported as an error (a hang, or a
   // GPU far slower than any this was measured on; under compute-sanitizer racecheck a tiny
   // model's 64-step launch takes ~20 s). The executor is unusable afterwards.
@@ -93,6 +97,7 @@ class GpuExecutor : public Executor {
   const Package& pkg_;
   std::string device_name_;
   size_t shared_bytes_ = 0;
+  size_t merge_counter_bytes_ = 0;  // GpuOptions::attention_merge: layers x K/V heads counters
   int lm_head_wave_ = -1;
   // Device memory, freed even when the constructor throws half-way (members are destroyed).
   struct DeviceMemory {
