@@ -227,12 +227,14 @@ __device__ __forceinline__ void AttendChunkTiles(const float* q, const uint16_t*
 // before thread 0's add, as in CounterBarrier). The last chunk's task (it holds position pos,
 // so it is never empty) waits, with acquire semantics, until the step's other chunks of its
 // head have added theirs (step s of the launch: (s + 1) x (n_chunks - 1)), merges its query
-// heads' records as OpAttnOut's multi-chunk path does (the same operations in the same
-// order: m* = max_c m_c, e_c = e^(m_c - m*), l = sum_c l_c e_c, o = sum_c o_c e_c / l, chunks
-// in index order), and writes (o, 0, 1) over its own records; ATTN_OUT then reads one chunk
-// and divides by 1. With one non-empty chunk there is nothing to merge and its records stay
-// (o, m, l). No deadlock: the host requires at most one ATTENTION task per worker and wave, so
-// every task waited for runs on another worker and waits for nothing.
+// heads' non-empty chunks (m* = max_c m_c, e_c = e^(m_c - m*), l = sum_c l_c e_c in chunk
+// order; o = sum_c o_c e_c / l, each element pair's chunks in MergeParts contiguous runs
+// summed in order by one thread each, then the runs in order), and writes (o, 0, 1) over its
+// own records; ATTN_OUT then reads one chunk and divides by 1. The runs sum in another order
+// than OpAttnOut's merge, so results differ from the option off in the last bits. With one
+// non-empty chunk there is nothing to merge and its records stay (o, m, l). No deadlock: the
+// host requires at most one ATTENTION task per worker and wave, so every task waited for runs
+// on another worker and waits for nothing; and a work area of MergeWorkFloats.
 __device__ __forceinline__ void MergeOnce(const format::TaskRecord& t, const StepContext& c) {
   // Everything from the record again, not kept live across the attention code (register pressure).
   const WorkerParams& p = c.p;
@@ -240,8 +242,6 @@ __device__ __forceinline__ void MergeOnce(const format::TaskRecord& t, const Ste
   const int ctx = c.pos + 1, span = max((ctx + n_chunks - 1) / n_chunks, static_cast<int>(t.param2));
   const int first = max(0, n_chunks - (ctx + span - 1) / span), layer = static_cast<int>(t.layer);
   const int HD = p.head_dim, group = p.heads / p.kv_heads, stride = HD + 2, nc = n_chunks - first;
-  float* records = c.F32(t.out_buf);
-  float* work = c.smem;
   uint32_t* counter = p.merge_counters + layer * p.kv_heads + kv;
   if (chunk != n_chunks - 1) {
     if (threadIdx.x == 0) AddRelease(counter);
@@ -254,51 +254,72 @@ __device__ __forceinline__ void MergeOnce(const format::TaskRecord& t, const Ste
     }
   }
   __syncthreads();
+  float* records = c.F32(t.out_buf);
   const size_t chunk_stride = static_cast<size_t>(p.heads) * stride;
   const float* base = records + (static_cast<size_t>(first) * p.heads + kv * group) * stride;  // chunk first, head 0
-  float* wgt = work;              // (group, nc): m_c, then e^(m_c - m*)
-  float* lc = wgt + group * nc;   // (group, nc): l_c; then [h * nc] = sum_c l_c e^(m_c - m*)
-  float* merged = lc + group * nc;  // (group, HD)
+  const int pairs = group * HD / 2, parts = MergeParts(pairs, nc), run = (nc + parts - 1) / parts;
+  float* merged = c.smem;             // (group, HD)
+  float* mxs = merged + group * HD;   // (group)
+  float* wgt = mxs + group;           // (group, nc): m_c, then e^(m_c - m*)
+  float* lc = wgt + group * nc;       // (group, nc): l_c; then [h * nc] = sum_c l_c e^(m_c - m*)
+  float* partial = lc + group * nc;   // (pairs, parts, 2)
   for (int idx = threadIdx.x; idx < group * nc; idx += kThreads) {
     const float* pc = base + (idx % nc) * chunk_stride + (idx / nc) * stride;
     wgt[idx] = pc[HD];
     lc[idx] = pc[HD + 1];
   }
   __syncthreads();
-  for (int h = threadIdx.x; h < group; h += kThreads) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int h = warp; h < group; h += kWarps) {  // m* per head: a warp's maximum (exact in any order)
     float mx = -INFINITY;
-    for (int k = 0; k < nc; ++k) mx = fmaxf(mx, wgt[h * nc + k]);
-    float l = 0;
-    for (int k = 0; k < nc; ++k) {
-      const float e = expf(wgt[h * nc + k] - mx);
-      wgt[h * nc + k] = e;
-      l += lc[h * nc + k] * e;
-    }
-    lc[h * nc] = l;
+    for (int k = lane; k < nc; k += 32) mx = fmaxf(mx, wgt[h * nc + k]);
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
+    if (lane == 0) mxs[h] = mx;
   }
   __syncthreads();
-  constexpr int kMergeBatch = 4;  // as OpAttnOut: a pair's four chunks' loads in flight
-  for (int i = 2 * threadIdx.x; i < group * HD; i += 2 * kThreads) {
-    const int h = i / HD, d = i - h * HD;
+  for (int idx = threadIdx.x; idx < group * nc; idx += kThreads) wgt[idx] = expf(wgt[idx] - mxs[idx / nc]);
+  __syncthreads();
+  for (int h = threadIdx.x; h < group; h += kThreads) {  // the denominator, chunks in order
+    float l = 0;
+    for (int k = 0; k < nc; ++k) l += lc[h * nc + k] * wgt[h * nc + k];
+    lc[h * nc] = l;
+  }
+  constexpr int kMergeBatch = 4;  // a run's four chunks' loads in flight
+  for (int slot = threadIdx.x; slot < pairs * parts; slot += kThreads) {
+    const int pair = slot / parts, part = slot - pair * parts;
+    const int i = 2 * pair, h = i / HD, d = i - h * HD;
     const float* pc = base + h * stride + d;
     const float* e = wgt + h * nc;
+    const int k_end = min(nc, (part + 1) * run);
     float o0 = 0, o1 = 0;
-    for (int k0 = 0; k0 < nc; k0 += kMergeBatch) {
+    for (int k0 = part * run; k0 < k_end; k0 += kMergeBatch) {
       float2 v[kMergeBatch];
 #pragma unroll
       for (int u = 0; u < kMergeBatch; ++u) {
-        v[u] = k0 + u < nc ? *reinterpret_cast<const float2*>(pc + (k0 + u) * chunk_stride) : make_float2(0, 0);
+        v[u] = k0 + u < k_end ? *reinterpret_cast<const float2*>(pc + (k0 + u) * chunk_stride) : make_float2(0, 0);
       }
 #pragma unroll
       for (int u = 0; u < kMergeBatch; ++u) {
-        if (k0 + u < nc) {
+        if (k0 + u < k_end) {
           o0 += v[u].x * e[k0 + u];
           o1 += v[u].y * e[k0 + u];
         }
       }
     }
-    merged[i] = o0 / lc[h * nc];
-    merged[i + 1] = o1 / lc[h * nc];
+    partial[2 * slot] = o0;
+    partial[2 * slot + 1] = o1;
+  }
+  __syncthreads();
+  for (int pair = threadIdx.x; pair < pairs; pair += kThreads) {  // the runs in order
+    float o0 = 0, o1 = 0;
+    for (int part = 0; part < parts; ++part) {
+      o0 += partial[2 * (pair * parts + part)];
+      o1 += partial[2 * (pair * parts + part) + 1];
+    }
+    const int h = 2 * pair / HD;
+    merged[2 * pair] = o0 / lc[h * nc];
+    merged[2 * pair + 1] = o1 / lc[h * nc];
   }
   __syncthreads();  // every record read before the last chunk's own are overwritten
   float* own = records + (static_cast<size_t>(chunk) * p.heads + kv * group) * stride;

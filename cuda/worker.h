@@ -40,6 +40,26 @@ inline constexpr uint64_t StreamSlot(int n, int32_t token) {
   return (static_cast<uint64_t>(n + 1) << 32) | static_cast<uint32_t>(token);
 }
 
+// ATTENTION's merge once per K/V head (experiment v30; cuda/op_attention.cuh, MergeOnce):
+// how many threads share one element pair of a head (each sums a contiguous run of the
+// chunks, at most 8 runs), and the work-area floats the merge uses (merged values, maxima,
+// weights, denominators, the runs' partial sums) for `chunks` chunks per K/V head.
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+inline constexpr int MergeParts(int pairs, int chunks) {
+  const int by_threads = kWorkerThreads / pairs > 1 ? kWorkerThreads / pairs : 1;
+  const int parts = by_threads < 8 ? by_threads : 8;
+  return parts < chunks ? parts : (chunks > 1 ? chunks : 1);
+}
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+inline constexpr size_t MergeWorkFloats(int group, int head_dim, int chunks) {
+  return static_cast<size_t>(group) * head_dim * (1 + MergeParts(group * head_dim / 2, chunks)) +
+         static_cast<size_t>(group) * (2 * static_cast<size_t>(chunks) + 1);
+}
+
 struct WorkerParams {
   // Plan (device copies of the package records).
   // Task list entry i is tasks[i]: the plan's records grouped by worker, in wave order

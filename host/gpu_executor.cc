@@ -123,6 +123,11 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
                 ": give the chunk length (positions, >= 1) from which ATTENTION works in tiles");
   }
   if (options.attention_merge) {
+    const size_t merge_bytes = MergeWorkFloats(group, m.head_dim, p.attention_chunks) * sizeof(float);
+    if (merge_bytes > work_bytes) {
+      throw Error("attention_merge needs " + std::to_string(merge_bytes) + " bytes of the worker's work area, this plan gives " +
+                  std::to_string(work_bytes) + ": leave attention_merge off");
+    }
     // MergeOnce waits, inside the ATTENTION wave, for the other chunks' tasks of its K/V head:
     // safe only if each of them runs on a worker of its own (none is queued behind a waiter).
     std::vector<int> seen(static_cast<size_t>(p.workers) * p.waves, 0);

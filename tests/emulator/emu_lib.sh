@@ -19,7 +19,7 @@ emu_build() {
   for d in "$@"; do inc="$inc -I$d"; done
   local CX="g++ -std=gnu++17 -g -Wall -Wno-unused -Wno-unknown-pragmas -Wno-sign-compare $inc"
   tmp=$(mktemp -d) && mkdir -p $(dirname $out) &&
-  $CX -O1 -fsanitize=thread $opf -c $tu -o $tmp/op.o && $CX -O2 -c $rt -o $tmp/rt.o &&
+  $CX -O1 -fsanitize=thread $opf -c $tu -o $tmp/op.o && $CX -O2 $opf -c $rt -o $tmp/rt.o &&
   g++ $tmp/op.o $tmp/rt.o -o $out -ldl; local rc=$?; rm -rf $tmp; return $rc
 }
 # emu_mutrun BINARY CASE...: run BINARY (relative to the current dir) on each case (its arguments, less

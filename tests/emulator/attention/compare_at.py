@@ -24,11 +24,51 @@ from planner.validate import attention_chunk  # the plan's chunk bounds, not the
 
 B = os.environ["B"]
 REQUIRE_BITWISE = os.environ.get("BITWISE", "1") != "0"
+MERGE = os.environ.get("AT_MERGE") == "1"  # NEW merges in the last chunk's task (v30, MergeOnce); OLD does not
+_libm = None
+
+
+def expf(x):
+    """C's expf (the host build's), element by element: the emulated merge's e_c bit for bit."""
+    global _libm
+    if _libm is None:
+        import ctypes
+        _libm = ctypes.CDLL("libm.so.6"); _libm.expf.restype = ctypes.c_float; _libm.expf.argtypes = [ctypes.c_float]
+    return np.array([_libm.expf(float(v)) for v in np.atleast_1d(x)], np.float32)
+
+
+def merge_parts(pairs, chunks):
+    """cuda/worker.h MergeParts (kWorkerThreads 512)."""
+    parts = min(max(512 // pairs, 1), 8)
+    return parts if parts < chunks else max(chunks, 1)
+
+
+def merge_f32(recs, HD, group):
+    """MergeOnce's merge (v30) of one head's non-empty chunk records (nc, HD + 2), in its order
+    with float32 roundings (the host build contracts no FMA): m* = max m_c, e_c = expf(m_c - m*),
+    l = sum l_c e_c in chunk order; per element, runs of ceil(nc / parts) chunks each summed in
+    order, then the runs in order; o / l."""
+    f = np.float32
+    nc = len(recs)
+    mx = f(np.max(recs[:, HD])); e = expf(recs[:, HD] - mx)
+    l = f(0)
+    for c in range(nc): l = f(l + f(recs[c, HD + 1] * e[c]))
+    parts = merge_parts(group * HD // 2, nc); run = -(-nc // parts)
+    o = np.zeros(HD, np.float32)
+    for part in range(parts):
+        r = np.zeros(HD, np.float32)
+        for c in range(part * run, min(nc, (part + 1) * run)):
+            r = (r + (recs[c, :HD] * e[c]).astype(np.float32)).astype(np.float32)
+        o = (o + r).astype(np.float32)
+    return (o / l).astype(np.float32)
+
+
 TOL = 2e-5  # relative to the chunk's max l / max |o| (FP32 sums of up to ~1000 terms)
 
 
-def reference(HD, NH, NKV, pos, C, minc, kv, out, kc, vc, qkv, inv_freq):
-    """(errors dict, failure strings) of NEW's outputs against float64."""
+def reference(HD, NH, NKV, pos, C, minc, kv, out, kc, vc, qkv, inv_freq, merged=False):
+    """(errors dict, failure strings) of NEW's outputs against float64. merged: the last chunk's
+    records hold the merged heads (o, 0, 1), checked against attention over all positions 0..pos."""
     group, Q, KV, stride = NH // NKV, NH * HD, NKV * HD, HD + 2
     fails, err = [], {"k_ulp": 0, "l": 0.0, "o": 0.0, "m": 0.0}
     ang = (np.float32(pos) * inv_freq.astype(np.float32)).astype(np.float64)  # the op's FP32 angle
@@ -46,6 +86,12 @@ def reference(HD, NH, NKV, pos, C, minc, kv, out, kc, vc, qkv, inv_freq):
         for c in range(C):
             b, e = attention_chunk(pos + 1, C, c, minc)
             rec = out[(c * NH + h) * stride:(c * NH + h + 1) * stride].astype(np.float64)
+            if merged and c == C - 1:
+                if not (np.all(np.isfinite(rec)) and rec[HD] == 0 and rec[HD + 1] == 1):
+                    fails.append(f"merged head {h}: not (o, 0, 1)"); continue
+                w = np.exp(s - s.max()); o = (w @ V) / w.sum()
+                err["o"] = max(err["o"], np.max(np.abs(rec[:HD] - o)) / max(np.max(np.abs(o)), 1e-30))
+                continue
             if b == e:
                 if not (np.all(rec[:HD] == 0) and rec[HD] == -np.inf and rec[HD + 1] == 0):
                     fails.append(f"empty chunk {c} head {h}: not (0, -inf, 0)")
@@ -110,10 +156,25 @@ def main():
             runs[side] = (out, kc, vc, qkv, inv)
         if runs is None: continue
         (on, kn, vn, qn, iv), (oo, ko, vo, _, _) = runs["NEW"], runs["OLD"]
-        same = bits_equal(on, oo) and np.array_equal(kn, ko) and np.array_equal(vn, vo)
+        merged, merge_fails = False, []
+        if MERGE:  # the last chunk's records: NEW's merged heads against OLD's chunks merged in MergeOnce's order
+            stride, group = HD + 2, NH // NKV
+            nonempty = [c for c in range(C) if attention_chunk(pos + 1, C, c, minc)[0] < attention_chunk(pos + 1, C, c, minc)[1]]
+            merged = len(nonempty) > 1
+            if merged:
+                oo = oo.copy()
+                for h in range(kv * group, (kv + 1) * group):
+                    recs = np.stack([oo[(c * NH + h) * stride:(c * NH + h + 1) * stride] for c in nonempty])
+                    want = np.concatenate([merge_f32(recs, HD, group), np.float32([0, 1])])
+                    last = ((C - 1) * NH + h) * stride
+                    if not bits_equal(on[last:last + stride], want):
+                        merge_fails.append(f"merged head {h} not bit-identical to MergeOnce's order (merge_f32)")
+                    oo[last:last + stride] = want  # the rest is compared as without the merge
+        same = bits_equal(on, oo) and np.array_equal(kn, ko) and np.array_equal(vn, vo) and not merge_fails
         bitequal += same
         if case is todo[0]: reference_catches_faults(case, runs["NEW"])
-        err, fails = reference(HD, NH, NKV, pos, C, minc, kv, on, kn, vn, qn, iv)
+        err, fails = reference(HD, NH, NKV, pos, C, minc, kv, on, kn, vn, qn, iv, merged)
+        if REQUIRE_BITWISE: fails += merge_fails  # else (tiles: other chunk sums than OLD's) float64 decides
         for key in worst: worst[key] = max(worst[key], err[key])
         if not same and REQUIRE_BITWISE: fails.append("NOT BIT-IDENTICAL to OLD")
         if fails: print("FAIL", case, "; ".join(fails)); failed += 1

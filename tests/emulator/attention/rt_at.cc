@@ -14,8 +14,22 @@ auto SetTileMin(P& p) -> decltype(p.attention_tile_min = 0, void()) {
   p.attention_tile_min = v != nullptr ? std::atoi(v) : (1 << 30);
 }
 inline void SetTileMin(...) {}
+// WorkerParams::merge_counters where the version has it (v30, AT_MERGE_ONCE from setup.sh): with
+// $AT_MERGE=1 the counters, so that the last chunk's task merges its K/V head's chunks
+// (MergeOnce); start_pos = pos (step 0).
+template <typename P>
+auto SetMerge(P& p, uint32_t* counters, int pos) -> decltype(p.merge_counters = counters, true) {
+  p.merge_counters = counters;
+  p.start_pos = pos;
+  return true;
+}
+inline bool SetMerge(...) { return false; }
 namespace emu {
 static int g_HD, g_NH, g_NKV, g_group, g_C, g_minc, g_maxctx;
+#ifndef AT_MERGE_ONCE
+#define AT_MERGE_ONCE 0
+#endif
+static bool g_merge = false;  // $AT_MERGE=1: the last chunk's task reads the head's records and counter
 static std::string Region(size_t byte_off) {
   const size_t f = byte_off / 4;
   return f < (size_t)g_group * g_HD ? "q" : f < (size_t)g_group * g_HD + (size_t)kWarps * g_group * (g_HD + 2) ? "state" : "merge";
@@ -61,12 +75,22 @@ static void BufAccess(const Buf& b, const format::TaskRecord& t, uintptr_t a, in
     }
     return;
   }
+  const bool last = (int)t.slot == (int)t.param1 - 1;
+  if (n == "counters") {  // MergeOnce: element layer x kv_heads + kv only; added to by the other chunks' tasks
+    if ((a - b.lo) / 4 != (size_t)t.layer * g_NKV + kv) Report("counter access outside this (layer, K/V head)", pc);
+    else if (write && last) Report("counter written by the last chunk's task", pc);
+    return;
+  }
   if (n == "out") {
-    if (!write) { Report("out read", pc); return; }
     const size_t e = (a - b.lo) / 4, rec = e / stride, chunk = rec / g_NH, h = rec % g_NH;
+    if (!write) {  // MergeOnce: the last chunk's task reads its K/V head's records of the non-empty chunks
+      int begin, end; format::TaskRecord c = t; c.slot = (uint32_t)chunk; Chunk(c, &begin, &end);
+      if (!g_merge || !last || (int)h / g_group != kv || begin == end) Report("out read", pc);
+      return;
+    }
     if ((int)chunk != (int)t.slot || (int)h / g_group != kv) { Report("out write outside this task's records", pc); return; }
     if (size != 4) { Report("out write not one float", pc); return; }
-    if (++g_out_writes[e] > 1) Report("out element written twice", pc);
+    if (++g_out_writes[e] > (g_merge && last ? 2 : 1)) Report("out element written twice", pc);  // MergeOnce: state, merged
   }
 }
 }  // namespace emu
@@ -89,13 +113,21 @@ int main(int argc, char** argv) {
   g_HD = HD; g_NH = NH; g_NKV = NKV; g_group = group; g_C = C; g_minc = minc; g_maxctx = max_ctx; g_pos = pos;
   // the worker's ATTENTION work area (worker.cu WorkerSharedBytes: group * HD + kWarps * group * (HD + 2)
   // [+ (kWarps + 1) * group])
-  const size_t work_floats = (size_t)group * HD + (size_t)kWarps * group * stride + (merge_floats ? (size_t)(kWarps + 1) * group : 0);
+  size_t work_floats = (size_t)group * HD + (size_t)kWarps * group * stride + (merge_floats ? (size_t)(kWarps + 1) * group : 0);
+  const char* merge_env = std::getenv("AT_MERGE");
+  g_merge = merge_env != nullptr && std::atoi(merge_env) == 1 && AT_MERGE_ONCE;
+#if AT_MERGE_ONCE
+  // MergeOnce's work area, which the host guarantees (gpu_executor.cc) when it exceeds ATTENTION's own
+  if (g_merge) work_floats = std::max(work_floats, MergeWorkFloats(group, HD, C));
+#endif
   SetupWorkArea(work_floats * 4);
   const size_t qkv_n = (size_t)Q + 2 * KV, cache_n = 2 * 2 * (size_t)max_ctx * KV, out_n = (size_t)C * NH * stride;
-  const size_t sz[4] = {qkv_n * 4, (size_t)half * 4, cache_n * 2, out_n * 4}; size_t off[4];
-  char* arena = MakeArena(sz, 4, off);
-  const char* names[4] = {"qkv", "inv_freq", "cache", "out"};
-  for (int i = 0; i < 4; ++i) g_bufs.push_back(Buf{names[i], g_arena_lo + off[i], g_arena_lo + off[i] + sz[i]});
+  const size_t sz[5] = {qkv_n * 4, (size_t)half * 4, cache_n * 2, out_n * 4, 2 * (size_t)NKV * 4}; size_t off[5];
+  char* arena = MakeArena(sz, 5, off);
+  const char* names[5] = {"qkv", "inv_freq", "cache", "out", "counters"};
+  for (int i = 0; i < 5; ++i) g_bufs.push_back(Buf{names[i], g_arena_lo + off[i], g_arena_lo + off[i] + sz[i]});
+  uint32_t* counters = (uint32_t*)(arena + off[4]);
+  for (int i = 0; i < 2 * NKV; ++i) counters[i] = 0;
   float* qkv = (float*)(arena + off[0]); float* inv_freq = (float*)(arena + off[1]);
   uint16_t* cache_all = (uint16_t*)(arena + off[2]); float* out = (float*)(arena + off[3]);
   uint16_t* cache = cache_all + 2 * (size_t)max_ctx * KV;  // layer 1 (layer 0 stays 0xFF bytes: NaN)
@@ -111,15 +143,20 @@ int main(int argc, char** argv) {
   const void* tensors[8] = {}; void* buffers[8] = {};
   WorkerParams p{}; p.head_dim = HD; p.heads = NH; p.kv_heads = NKV; p.max_context = max_ctx; p.attention_min_chunk = minc;
   SetTileMin(p);
+  if (g_merge) SetMerge(p, counters, pos);
   tensors[5] = inv_freq; buffers[1] = qkv; buffers[2] = cache_all; buffers[3] = out;
   p.tensors = tensors; p.buffers = buffers; g_p = &p;
   for (int k = 0; k < C; ++k) {
     format::TaskRecord t{}; t.opcode = 3; t.layer = 1; t.in_buf = 1; t.aux_buf = 2; t.out_buf = 3; t.weight2 = 5;
-    t.param0 = kv; t.slot = C - 1 - k; t.param1 = C; t.param2 = minc;
+    t.param0 = kv; t.slot = g_merge ? k : C - 1 - k; t.param1 = C; t.param2 = minc;  // MergeOnce: the last chunk last
     g_tasks.push_back(t);
   }
   bool ok = RunBlock(seed);
   CheckGuard();
+  if (g_merge && counters[NKV + kv] != (uint32_t)(C - 1)) {
+    fprintf(stderr, "merge counter %u, expected %d (one add per chunk but the last)\n", counters[NKV + kv], C - 1);
+    ok = false;
+  }
   FILE* f = fopen(outfile, "wb");
   fwrite(out, 4, out_n, f);
   for (int plane = 0; plane < 2; ++plane) fwrite(cache + (size_t)plane * max_ctx * KV, 2, (size_t)(pos + 1) * KV, f);

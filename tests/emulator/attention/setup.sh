@@ -15,7 +15,11 @@ emu_layout $OLDW $B/fake_old $B/real_old $B/plan_format.h
 # merge_{new,old}: 1 when the version's worker.cu gives ATTENTION's merge (kWarps + 1) x group floats more
 grep -q "(static_cast<size_t>(device::kWarps) + 1) \* group" $NEWW/cuda/worker.cu && echo 1 > $B/merge_new || echo 0 > $B/merge_new
 grep -q "(static_cast<size_t>(device::kWarps) + 1) \* group" $OLDW/cuda/worker.cu && echo 1 > $B/merge_old || echo 0 > $B/merge_old
+# AT_MERGE_ONCE: the version's worker.h has MergeWorkFloats (v30's MergeOnce; rt_at.cc, $AT_MERGE)
+once_new=0; grep -q MergeWorkFloats $NEWW/cuda/worker.h && once_new=1
+once_old=0; grep -q MergeWorkFloats $OLDW/cuda/worker.h && once_old=1
 for v in new old; do
-  emu_build $B/bin/AT_${v^^} $HERE/at_tu.cc $HERE/rt_at.cc "-DOPFILE=\"at_$v.cuh\"" $B $B/fake_$v $B/real_$v &
+  once=once_$v
+  emu_build $B/bin/AT_${v^^} $HERE/at_tu.cc $HERE/rt_at.cc "-DOPFILE=\"at_$v.cuh\" -DAT_MERGE_ONCE=${!once}" $B $B/fake_$v $B/real_$v &
 done; wait
 ls -la $B/bin

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Next session's first GPU call (docs/PERFORMANCE.md, "v30" and "Next (... eleventh session)"),
+# run ON the GPU machine from the repo root. Here first: `bash tests/gpu/prepare.sh` on main
+# (writes .gpu/bin.tar.xz); carry .gpu/bin.tar.xz and this script as .gpu/call_u.sh. ~7 min:
+# 1. main's checks at the default; v30's checks (`--attention_merge`): the tiny models GPU = CPU
+#    and 10 x 500 tokens bit-identical, also with every step in tiles; memcheck, synccheck,
+#    racecheck of tiny_9x3 with the option.
+# 2. A = main, M = main with --attention_merge: ab_compare (traces at 32, 1024, 4064) and bench
+#    windows at 256-4096 in three interleaved blocks, both shapes.
+set -u
+OUT=${OUT:-/tmp/gpu_out}; export OUT
+mkdir -p "$OUT/bench" "$OUT/merge" "$OUT/merge_tiles"
+export PYTHONPATH=py:.
+W=/tmp/tileinfer_models
+tar -C .gpu -xJf .gpu/bin.tar.xz
+bash tests/gpu/device_checks.sh info probe tiny golden > "$OUT/checks.txt" 2>&1
+echo "main checks rc=$? at ${SECONDS}s: $(grep -c 'gpu_check: PASS' "$OUT/checks.txt") PASS, $(grep -c FAIL "$OUT/checks.txt") FAIL"
+OUT=$OUT/merge GPU_CHECK_FLAGS=--attention_merge=true bash tests/gpu/device_checks.sh tiny > "$OUT/merge/checks.txt" 2>&1
+echo "merge checks rc=$?: $(grep -c 'gpu_check: PASS' "$OUT/merge/checks.txt") PASS, $(grep -c FAIL "$OUT/merge/checks.txt") FAIL"
+OUT=$OUT/merge_tiles GPU_CHECK_FLAGS="--attention_merge=true --attention_tile_min=1" bash tests/gpu/device_checks.sh tiny \
+  > "$OUT/merge_tiles/checks.txt" 2>&1
+echo "merge + tiles checks rc=$?: $(grep -c 'gpu_check: PASS' "$OUT/merge_tiles/checks.txt") PASS, $(grep -c FAIL "$OUT/merge_tiles/checks.txt") FAIL"
+san() { CALL_SECONDS=$SECONDS SAN_DEADLINE=300 bash tests/gpu/sanitize_one.sh "$@"; }
+{ san bin memcheck tiny_9x3 --attention_merge=true; san bin synccheck tiny_9x3 --attention_merge=true
+  san bin racecheck tiny_9x3 --attention_merge=true; } > "$OUT/sanitize.txt" 2>&1
+grep -E "==|SUMMARY|rc=" "$OUT/sanitize.txt"
+echo "sanitizers done at ${SECONDS}s"
+AB_TRACE_CONTEXTS=32,1024,4064 timeout 240 bash tests/gpu/ab_compare.sh A=.gpu/bin M=.gpu/bin:--attention_merge=true \
+  2>&1 | grep -E "round|FAIL|exit" | cut -c1-260
+for f in "$OUT"/trace_*.json.xz; do
+  r=${f%.json.xz}.report.txt
+  xz -dc "$f" > /tmp/t.json && python3 py/tools/trace_report.py --trace=/tmp/t.json --bandwidth_gbps=4400 > "$r"
+  echo "$(basename "$r"): $(grep -E '^(ATTENTION|ATTN_OUT) ' "$r" | awk '{print $1, "span", $3, "task", $NF}' | tr '\n' ' ')"
+done
+echo "A/B done at ${SECONDS}s"
+cmds="context 256 7\ncontext 512 7\ncontext 1024 7\ncontext 2048 7\ncontext 4096 7\nquit\n"
+for block in 1 2 3; do
+  for m in llama1b_shape smollm2_shape; do
+    for side in A M; do
+      merge=false; [ $side = M ] && merge=true
+      printf "$cmds" | timeout 60 .gpu/bin/bench --package="$W/$m.tpkg" --attention_merge=$merge \
+        > "$OUT/bench/${m}_${side}_$block.jsonl" 2>/dev/null || echo "bench $m $side $block rc=$?"
+    done
+  done
+done
+python3 - <<'PY'
+import glob, json, os, statistics, collections
+d = collections.defaultdict(list)
+for f in sorted(glob.glob(os.environ["OUT"] + "/bench/*.jsonl")):
+    m, side, _ = os.path.basename(f)[:-6].rsplit("_", 2)
+    for line in open(f):
+        r = json.loads(line)
+        if "context" in r: d[(m, side, r["context"])] += r["ms_per_token"]
+cs = (256, 512, 1024, 2048, 4096)
+for m in ("llama1b_shape", "smollm2_shape"):
+    print(m, "median ms/token (21 windows)")
+    print("side " + "  ".join("%7d" % c for c in cs))
+    for side in "AM":
+        print("%4s " % side + "  ".join("%7.4f" % statistics.median(d[(m, side, c)]) for c in cs))
+PY
+echo "done at ${SECONDS}s"
+cp .gpu/call_u.sh "$OUT/"
+cd "$OUT" && tar czf ../call_u.tgz . && rm -rf ./* && mv ../call_u.tgz .
