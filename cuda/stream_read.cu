@@ -295,7 +295,9 @@ __global__ void PipelineKernel(PipelineArgs a) {
   }
   if (kRing && threadIdx.x == 0) {
     for (int s = 0; s < a.stages; ++s) {
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(SharedAddress(&full[s])) : "memory");
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(SharedAddress(&full[s])),
+                   "r"(sh.loader_cp_async ? 32u : 1u)
+                   : "memory");
       asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(SharedAddress(&empty[s])),
                    "n"(kPipelineComputeThreads / 32)
                    : "memory");
@@ -305,7 +307,8 @@ __global__ void PipelineKernel(PipelineArgs a) {
   __syncthreads();  // the last barrier of all the block's threads: the roles split here
   const uint32_t waves_bytes[3] = {sh.qkv_bytes, sh.attn_out_bytes, sh.ffn_bytes};
   if (threadIdx.x >= kPipelineComputeThreads) {  // the loader warp (ring only; else it exits)
-    if (!kRing || threadIdx.x != kPipelineComputeThreads) return;
+    if (!kRing || (!sh.loader_cp_async && threadIdx.x != kPipelineComputeThreads)) return;
+    const uint32_t loader_lane = threadIdx.x - kPipelineComputeThreads;
     uint64_t k = 0;  // chunk counter, in the computing warps' order
     for (int tok = 0; tok < sh.tokens; ++tok) {
       const uint8_t* src = mine;
@@ -315,6 +318,16 @@ __global__ void PipelineKernel(PipelineArgs a) {
             const int s = static_cast<int>(k % a.stages);
             const uint64_t use = k / a.stages;
             if (use > 0) WaitParity(SharedAddress(&empty[s]), static_cast<uint32_t>((use - 1) & 1));
+            if (sh.loader_cp_async) {  // every lane: its 16-byte pieces of the chunk, then its arrival
+              const uint32_t dst = SharedAddress(ring + static_cast<size_t>(s) * a.chunk);
+              for (uint32_t b = 16 * loader_lane; b < a.chunk; b += 512) {
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst + b), "l"(src + off + b)
+                             : "memory");
+              }
+              asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(SharedAddress(&full[s]))
+                           : "memory");
+              continue;
+            }
             if (sh.fence_each_copy) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
             asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(SharedAddress(&full[s])),
                          "r"(a.chunk)
@@ -329,6 +342,7 @@ __global__ void PipelineKernel(PipelineArgs a) {
         }
       }
     }
+    if (sh.loader_cp_async) asm volatile("cp.async.wait_all;\n" ::: "memory");  // none outstanding at exit
     return;
   }
   const int lane = threadIdx.x & 31;
@@ -502,6 +516,9 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
   if (shape.tokens < 1 || shape.layers < 1) return "pipeline: tokens and layers must be at least 1";
   if (!shape.work && !ring) return "pipeline: work = false is for the ring only (loads without work are no model)";
   if (shape.fence_each_copy && !ring) return "pipeline: fence_each_copy is for the ring only";
+  if (shape.loader_cp_async && (!ring || shape.fence_each_copy)) {
+    return "pipeline: loader_cp_async is for the ring only, without fence_each_copy (bulk copies only)";
+  }
   if (static_cast<uint64_t>(shape.tokens) * shape.layers * 5 * blocks >= (1ull << 31)) {
     return "pipeline: tokens x layers x 5 barriers x blocks must stay below 2^31 (the barrier counter)";
   }

@@ -96,6 +96,13 @@ struct PipelineShape {
   // false: none; the empty mbarrier's arrive / wait orders the consumers' reads of a stage
   // before its refill, as in CUTLASS's TMA pipelines.
   bool fence_each_copy = false;
+  // Ring only: how the loader warp fills a stage. false: lane 0 issues one cp.async.bulk of the
+  // whole chunk, completing on the stage's full mbarrier by its byte count (measured: the ring
+  // gained nothing from depth, as if one SM's bulk copies completed one after another). true:
+  // all 32 lanes issue cp.async.cg (LDGSTS) 16-byte copies, 512 bytes a warp instruction, and
+  // each lane's cp.async.mbarrier.arrive.noinc arrives on the full mbarrier (count 32) when its
+  // copies have landed: no per-copy setup, as many bytes in flight as stages allow.
+  bool loader_cp_async = false;
 };
 inline constexpr int kPipelineComputeThreads = 512;  // 16 warps; the ring's loader is a 17th
 std::string PipelineStream(const void* data, size_t bytes, int blocks, const PipelineShape& shape, bool ring,

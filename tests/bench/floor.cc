@@ -24,6 +24,8 @@
 // loader warp streaming them through a shared-memory ring ahead of them. Microseconds per
 // layer (medians of --reps launches of --pipeline_tokens tokens), beside the plain read of the
 // same bytes: whether a decoupled weight stream hides the chain that the weights do not need.
+// The ring is filled by one bulk copy a chunk ("ring") or by the loader warp's cp.async
+// 16-byte copies ("ring_cp_async", PipelineShape::loader_cp_async).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -158,12 +160,17 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
     bool work;
     bool all_warps_spin;
     bool fence_each_copy;
+    bool cp_async;  // the loader's 32 lanes copy 16 bytes each (PipelineShape::loader_cp_async)
   } runs[] = {{false, 16384, 0, true, true},        {false, 16384, 0, false, true},
               {true, 16384, 12, true, true},        {true, 16384, 12, false, true},
               {true, 16384, 6, true, true},         {true, 32768, 6, true, true},
               {true, 8192, 16, true, true},         {true, 32768, 3, true, true},
               {true, 16384, 12, true, false},       {true, 16384, 12, true, true, true, false},
-              {true, 16384, 12, true, true, false, true}};
+              {true, 16384, 12, true, true, false, true},
+              // The same ring filled by cp.async (eleventh session): depth should now matter.
+              {true, 16384, 12, true, true, false, false, true}, {true, 16384, 12, false, true, false, false, true},
+              {true, 16384, 6, true, true, false, false, true},  {true, 8192, 16, true, true, false, false, true},
+              {true, 32768, 6, true, true, false, false, true},  {true, 16384, 12, true, false, false, false, true}};
   bool first = true;
   for (const auto& run : runs) {
     tileinfer::PipelineShape s = shape;
@@ -173,6 +180,7 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
     s.work = run.work;
     s.all_warps_spin = run.all_warps_spin;
     s.fence_each_copy = run.fence_each_copy;
+    s.loader_cp_async = run.cp_async;
     std::vector<float> ms, mhz;  // mhz: every run's, warm-ups first
     const bool ok = TimedReps([&](float* t) {
       float sm_mhz = 0;
@@ -188,7 +196,8 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
     std::printf("%s    {\"weights\": \"%s\", \"chunk\": %u, \"stages\": %d, \"spin_ns\": [%u, %u, %u], "
                 "\"work\": %s, \"all_warps_spin\": %s, \"fence_each_copy\": %s, \"us_per_layer\": %.2f, "
                 "\"sm_mhz\": %.0f}",
-                first ? "" : ",\n", run.ring ? "ring" : "loads", run.ring ? run.chunk : 0, run.stages, s.norm_ns,
+                first ? "" : ",\n", run.ring ? (run.cp_async ? "ring_cp_async" : "ring") : "loads",
+                run.ring ? run.chunk : 0, run.stages, s.norm_ns,
                 s.attention_ns, s.reduce_ns, run.work ? "true" : "false", run.all_warps_spin ? "true" : "false",
                 run.fence_each_copy ? "true" : "false", Median(us), Median(mhz));
     first = false;
