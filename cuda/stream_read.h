@@ -68,9 +68,9 @@ std::string GridBarrier(int blocks, int threads, BarrierKind kind, int iteration
 // the GPU's peak clock rate) stand for the dependent phases (the norm's round trip,
 // attention, the FFN reduction) at the lengths the worker's trace measured.
 // ring false: the computing warps load their wave's bytes themselves (16-byte loads, 8 in
-// flight per thread), as the worker does. ring true: warp 16 issues one cp.async.bulk per
-// `chunk` bytes into a ring of `stages` chunks (full and empty mbarriers per stage), running
-// through all waves' chunks in order. Block b reads its own
+// flight per thread), as the worker does. ring true: warp 16 fills a ring of `stages` chunks
+// of `chunk` bytes (full and empty mbarriers per stage), running through all waves' chunks in
+// order: one cp.async.bulk a chunk, or its lanes' 16-byte cp.async (loader_cp_async). Block b reads its own
 // contiguous (qkv + attn_out + ffn) * layers bytes at data + b * that; every token reads
 // them again. Wave sizes: multiples of `chunk` (a multiple of 16). *ms: the launch's time
 // (CUDA events); *sm_mhz: block 0's SM clock over the launch (clock64 against %globaltimer),

@@ -55,6 +55,52 @@ void* GpuExecutor::Alloc(size_t bytes, const char* what) {
   return ptr;
 }
 
+std::string AttentionMergePlanError(const format::TaskRecord* tasks, size_t n, int workers, int waves, int layers,
+                                    int kv_heads, int chunks) {
+  // MergeOnce waits, inside the ATTENTION wave, for the other chunks' tasks of its K/V head:
+  // safe only if each of them runs on a worker of its own (none is queued behind a waiter),
+  // and its counter reaches (step + 1) x (n_chunks - 1) exactly when they are done only if
+  // every (layer, K/V head) has each chunk's task once, all in one wave, writing one buffer.
+  // The validator does not require either (the plans the planner writes have both).
+  std::vector<int> seen(static_cast<size_t>(workers) * waves, 0);
+  struct Head {
+    uint32_t wave = 0, out_buf = 0;
+    std::vector<int> chunks;
+  };
+  std::vector<Head> heads(static_cast<size_t>(layers) * kv_heads);
+  for (size_t i = 0; i < n; ++i) {
+    const format::TaskRecord& t = tasks[i];
+    if (t.opcode != static_cast<uint16_t>(format::Opcode::ATTENTION)) continue;
+    if (t.worker >= static_cast<uint32_t>(workers) || t.wave >= static_cast<uint32_t>(waves) ||
+        t.layer >= static_cast<uint32_t>(layers) || t.param0 >= static_cast<uint32_t>(kv_heads) ||
+        t.slot >= static_cast<uint32_t>(chunks)) {
+      return "found an ATTENTION task outside the plan's workers, waves, layers, K/V heads or chunks";
+    }
+    if (++seen[static_cast<size_t>(t.wave) * workers + t.worker] > 1) {
+      return "needs at most one ATTENTION task per worker and wave; worker " + std::to_string(t.worker) +
+             " has more in wave " + std::to_string(t.wave);
+    }
+    Head& h = heads[static_cast<size_t>(t.layer) * kv_heads + t.param0];
+    if (h.chunks.empty()) {
+      h.chunks.assign(chunks, 0);
+      h.wave = t.wave;
+      h.out_buf = t.out_buf;
+    }
+    if (t.wave != h.wave || t.out_buf != h.out_buf || ++h.chunks[t.slot] > 1) {
+      return "needs each chunk of layer " + std::to_string(t.layer) + ", K/V head " + std::to_string(t.param0) +
+             " once, in one wave, writing one buffer; chunk " + std::to_string(t.slot) + " breaks that";
+    }
+  }
+  for (size_t i = 0; i < heads.size(); ++i) {
+    const auto& c = heads[i].chunks;
+    if (c.empty() || std::find(c.begin(), c.end(), 0) != c.end()) {
+      return "needs every chunk of layer " + std::to_string(i / kv_heads) + ", K/V head " +
+             std::to_string(i % kv_heads) + " in the plan";
+    }
+  }
+  return "";
+}
+
 GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
     : pkg_(pkg), launch_timeout_s_(options.launch_timeout_s) {
   int count = 0;
@@ -128,17 +174,9 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
       throw Error("attention_merge needs " + std::to_string(merge_bytes) + " bytes of the worker's work area, this plan gives " +
                   std::to_string(work_bytes) + ": leave attention_merge off");
     }
-    // MergeOnce waits, inside the ATTENTION wave, for the other chunks' tasks of its K/V head:
-    // safe only if each of them runs on a worker of its own (none is queued behind a waiter).
-    std::vector<int> seen(static_cast<size_t>(p.workers) * p.waves, 0);
-    for (const auto& t : tasks) {
-      if (t.opcode != static_cast<uint16_t>(format::Opcode::ATTENTION)) continue;
-      if (++seen[static_cast<size_t>(t.wave) * p.workers + t.worker] > 1) {
-        throw Error("attention_merge needs at most one ATTENTION task per worker and wave; worker " +
-                    std::to_string(t.worker) + " has more in wave " + std::to_string(t.wave) +
-                    ": re-plan with fewer --attention_chunks, or leave attention_merge off");
-      }
-    }
+    const std::string why = AttentionMergePlanError(tasks.data, tasks.size, p.workers, p.waves, m.layers, m.kv_heads,
+                                                     p.attention_chunks);
+    if (!why.empty()) throw Error("attention_merge " + why + ": leave attention_merge off (or re-plan with the planner)");
   }
   const std::string carve = SetWorkerCarveout(options.carveout);
   if (!carve.empty()) throw Error(carve);

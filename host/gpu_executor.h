@@ -39,6 +39,13 @@ struct GpuOptions {
   double launch_timeout_s = 600;
 };
 
+// The plan requirements of GpuOptions::attention_merge (cuda/op_attention.cuh, MergeOnce):
+// at most one ATTENTION task per worker and wave, and for every (layer, K/V head) each of the
+// `chunks` chunks' tasks exactly once, all in one wave, writing one buffer. Returns "" when
+// the `n` task records meet them, else what breaks them.
+std::string AttentionMergePlanError(const format::TaskRecord* tasks, size_t n, int workers, int waves, int layers,
+                                    int kv_heads, int chunks);
+
 class GpuExecutor : public Executor {
  public:
   // Throws Error when there is no GPU, the package was made for another target, the grid

@@ -146,12 +146,13 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
   // The ninth run takes the ring's chunks without reading them: the decoupled stream alone,
   // apart from the consumers' shared-memory reads (a ring no faster than loads with work but
   // faster without it is bound by those reads, not by the stream). Spins are one warp's
-  // (PipelineShape::all_warps_spin) and the loader fences no copy, except in the last two
-  // runs, each the third run with one of those restored as the model first had it: all 16
+  // (PipelineShape::all_warps_spin) and the loader fences no copy, except in runs 10 and 11,
+  // each the third run with one of those restored as the model first had it: all 16
   // warps spinning (do their loops starve the loader?), a proxy fence before every copy
   // (does it hold each copy until the one before it has landed?); on the H200 neither
   // changed the third run's time (docs/PERFORMANCE.md). The loads runs check the spins'
-  // length: with spins minus without should stay ~9.6 us a layer.
+  // length: with spins minus without should stay ~9.6 us a layer. Runs 12-17 repeat ring
+  // shapes with the cp.async loader; they come last, so compare their sm_mhz with the others'.
   const struct {
     bool ring;
     uint32_t chunk;
