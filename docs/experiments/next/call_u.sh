@@ -40,32 +40,8 @@ for f in "$OUT"/trace_*.json.xz; do
   echo "$(basename "$r"): $(grep -E '^(ATTENTION|ATTN_OUT) ' "$r" | awk '{print $1, "span", $3, "task", $NF}' | tr '\n' ' ')"
 done
 echo "A/B done at ${SECONDS}s"
-cmds="context 256 7\ncontext 512 7\ncontext 1024 7\ncontext 2048 7\ncontext 4096 7\nquit\n"
-for block in 1 2 3; do
-  for m in llama1b_shape smollm2_shape; do
-    for side in A M; do
-      merge=false; [ $side = M ] && merge=true
-      printf "$cmds" | timeout 60 .gpu/bin/bench --package="$W/$m.tpkg" --attention_merge=$merge \
-        > "$OUT/bench/${m}_${side}_$block.jsonl" 2>/dev/null || echo "bench $m $side $block rc=$?"
-    done
-  done
-done
-python3 - <<'PY'
-import glob, json, os, statistics, collections
-d = collections.defaultdict(list)
-for f in sorted(glob.glob(os.environ["OUT"] + "/bench/*.jsonl")):
-    m, side, _ = os.path.basename(f)[:-6].rsplit("_", 2)
-    for line in open(f):
-        r = json.loads(line)
-        if "context" in r: d[(m, side, r["context"])] += r["ms_per_token"]
-cs = (256, 512, 1024, 2048, 4096)
-for m in ("llama1b_shape", "smollm2_shape"):
-    print(m, "median ms/token (21 windows)")
-    print("side " + "  ".join("%7d" % c for c in cs))
-    for side in "AM":
-        print("%4s " % side + "  ".join("%7.4f" % statistics.median(d[(m, side, c)]) for c in cs))
-PY
-echo "bench done at ${SECONDS}s"
+python3 py/tools/bench_windows.py --config=A=.gpu/bin --config=M=.gpu/bin:--attention_merge=true \
+  --contexts=256,512,1024,2048,4096 --out_dir="$OUT/bench" 2>&1 | grep -v "^I1"
 echo "done at ${SECONDS}s"
 cp .gpu/call_u.sh "$OUT/"
 cd "$OUT" && tar czf ../call_u.tgz . && rm -rf ./* && mv ../call_u.tgz .
