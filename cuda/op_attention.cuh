@@ -345,6 +345,14 @@ __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const S
   uint16_t* kc = static_cast<uint16_t*>(p.buffers[t.aux_buf]) + static_cast<size_t>(t.layer) * 2 * p.max_context * KV;
   uint16_t* vc = kc + static_cast<size_t>(p.max_context) * KV;
 
+  if (p.qkv_counters != nullptr) {  // v31: this K/V head's QKV rows, instead of a grid barrier (acquire)
+    if (threadIdx.x == 0) {
+      const uint32_t target = static_cast<uint32_t>(c.pos - p.start_pos + 1) * p.qkv_producers[kv];
+      while (LoadAcquire(p.qkv_counters + t.layer * p.kv_heads + kv) < target) {
+      }
+    }
+    __syncthreads();
+  }
   float* q = c.smem;  // (group, HD) roped queries
   for (int i = threadIdx.x; i < group * half; i += kThreads) {
     const int h = i / half, d = i % half;

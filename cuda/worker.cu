@@ -116,8 +116,10 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
       if (!skip) {
         if (recorder && !cancel_published) p.cancel_seen[s & 1] = cancel_now;
         cancel_published = true;
+        // v31: none after a QKV wave whose ATTENTION waits on counters (uniform over the grid)
+        const bool barrier = w >= kMaxBarrierMaskWaves || ((p.no_barrier[w >> 5] >> (w & 31)) & 1u) == 0;
         if (trace) TraceBegin(p.trace + p.trace_entries + worker * p.n_waves + w);
-        grid.sync();
+        if (barrier) grid.sync();
         if (trace) TraceEnd(p.trace + p.trace_entries + worker * p.n_waves + w);
       }
     }

@@ -21,6 +21,8 @@ inline constexpr int kMaxStopIds = 16;
 inline constexpr int kGpuMaxHeadDim = 128;        // head_dim the GPU path supports
 inline constexpr int kGpuMaxGroup = 8;            // query heads per K/V head it supports
 inline constexpr int kMaxPhases = 6;              // phase marks per task (WorkerParams::trace_phases)
+inline constexpr int kGpuMaxKvHeads = 32;         // K/V heads WorkerParams::qkv_producers holds
+inline constexpr int kMaxBarrierMaskWaves = 256;  // waves WorkerParams::no_barrier covers
 
 // Status words the kernel leaves for the host (device memory, int32 each).
 enum WorkerStatus : int32_t {
@@ -60,6 +62,21 @@ inline constexpr size_t MergeWorkFloats(int group, int head_dim, int chunks) {
          static_cast<size_t>(group) * (2 * static_cast<size_t>(chunks) + 1);
 }
 
+// QKV's readiness per K/V head (experiment v31; WorkerParams::qkv_counters): whether QKV
+// output rows [row_begin, row_end) (the fused q, k, v rows: Q = heads x head_dim of q, then
+// KV = kv_heads x head_dim of k, then of v) hold any row K/V head h's ATTENTION tasks read: its
+// group's q rows, its k rows or its v rows.
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+inline constexpr bool QkvTouches(uint32_t row_begin, uint32_t row_end, int h, int head_dim, int group, int heads,
+                                 int kv_heads) {
+  const uint32_t q0 = static_cast<uint32_t>(h * group * head_dim), q1 = q0 + static_cast<uint32_t>(group * head_dim);
+  const uint32_t k0 = static_cast<uint32_t>(heads * head_dim + h * head_dim), k1 = k0 + static_cast<uint32_t>(head_dim);
+  const uint32_t v0 = k0 + static_cast<uint32_t>(kv_heads * head_dim), v1 = v0 + static_cast<uint32_t>(head_dim);
+  return (row_begin < q1 && q0 < row_end) || (row_begin < k1 && k0 < row_end) || (row_begin < v1 && v0 < row_end);
+}
+
 struct WorkerParams {
   // Plan (device copies of the package records).
   // Task list entry i is tasks[i]: the plan's records grouped by worker, in wave order
@@ -88,6 +105,14 @@ struct WorkerParams {
   // ATTENTION's merge once per K/V head (op_attention.cuh, MergeOnce), nullptr: off. One
   // counter per (layer, K/V head), zeroed by the host before each launch.
   uint32_t* merge_counters;
+  // ATTENTION waits for its K/V head's QKV rows (op_rmsnorm_gemv.cuh QkvReady, op_attention.cuh)
+  // instead of the grid barrier after each QKV wave (experiment v31). nullptr: off. One counter
+  // per (layer, K/V head), zeroed by the host before each launch; qkv_producers[h]: the QKV
+  // tasks of a layer that touch K/V head h (QkvTouches; the same in every layer); no_barrier:
+  // bit w % 32 of word w / 32 set = no grid barrier after wave w (waves < kMaxBarrierMaskWaves).
+  uint32_t* qkv_counters;
+  uint16_t qkv_producers[kGpuMaxKvHeads];
+  uint32_t no_barrier[kMaxBarrierMaskWaves / 32];
   uint32_t buf_cand;
   int n_cand;
   uint32_t buf_logits;

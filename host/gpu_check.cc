@@ -46,6 +46,7 @@ DEFINE_int32(carveout, tileinfer::GpuOptions{}.carveout, "GPU: the worker's pref
 DEFINE_bool(cache_records, tileinfer::GpuOptions{}.cache_records, "GPU: copy each worker's task records to its shared memory once per launch.");
 DEFINE_int32(attention_tile_min, tileinfer::GpuOptions{}.attention_tile_min, "GPU: ATTENTION in tiles (positions over lanes) in steps whose chunks hold at least this many positions.");
 DEFINE_bool(attention_merge, false, "GPU (experiment v30): ATTENTION merges its chunks once per K/V head, waited on through counters, instead of every ATTN_OUT task.");
+DEFINE_bool(qkv_counters, false, "GPU (experiment v31): no grid barrier after the QKV waves; ATTENTION waits on its K/V head's QKV rows through counters.");
 DEFINE_bool(check_target, true, "Refuse a package made for another GPU or worker build.");
 DEFINE_int32(threads, 0, "CPU executor threads.");
 DEFINE_int32(sampling_checks, 120, "Sampled steps whose in-kernel choice must equal the CPU sampler's on the same logits (0: skip).");
@@ -269,6 +270,7 @@ int Run() {
   options.carveout = FLAGS_carveout;
   options.attention_tile_min = FLAGS_attention_tile_min;
   options.attention_merge = FLAGS_attention_merge;
+  options.qkv_counters = FLAGS_qkv_counters;
   GpuExecutor gpu(*pkg, options);
   std::printf("gpu_check: %s on %s\n", pkg->path().c_str(), gpu.name().c_str());
   std::vector<int> contexts = ParseIntList(FLAGS_contexts, "--contexts");

@@ -101,6 +101,63 @@ std::string AttentionMergePlanError(const format::TaskRecord* tasks, size_t n, i
   return "";
 }
 
+std::string QkvCountersPlanError(const format::TaskRecord* tasks, size_t n, int waves, int layers, int heads,
+                                 int kv_heads, int head_dim, uint16_t* producers, uint32_t* no_barrier) {
+  if (waves > kMaxBarrierMaskWaves) {
+    return "covers plans of at most " + std::to_string(kMaxBarrierMaskWaves) + " waves; this one has " +
+           std::to_string(waves);
+  }
+  if (kv_heads > kGpuMaxKvHeads || kv_heads < 1 || heads % kv_heads != 0) {
+    return "covers 1.." + std::to_string(kGpuMaxKvHeads) + " K/V heads dividing the query heads";
+  }
+  constexpr uint32_t kNone = ~0u;
+  std::vector<uint32_t> qkv_wave(layers, kNone), attention_wave(layers, kNone);
+  std::vector<uint32_t> touching(static_cast<size_t>(layers) * kv_heads, 0);
+  std::vector<int> kinds(waves, 0);  // bit 0: QKV, bit 1: ATTENTION, bit 2: anything else
+  const int group = heads / kv_heads;
+  for (size_t i = 0; i < n; ++i) {
+    const format::TaskRecord& t = tasks[i];
+    const auto op = static_cast<format::Opcode>(t.opcode);
+    if (t.wave >= static_cast<uint32_t>(waves)) return "found a task outside the plan's waves";
+    const bool qkv = op == format::Opcode::RMSNORM_GEMV, attention = op == format::Opcode::ATTENTION;
+    kinds[t.wave] |= qkv ? 1 : attention ? 2 : 4;
+    if (!qkv && !attention) continue;
+    if (t.layer >= static_cast<uint32_t>(layers)) return "found a task outside the plan's layers";
+    uint32_t& wave = qkv ? qkv_wave[t.layer] : attention_wave[t.layer];
+    if (wave != kNone && wave != t.wave) {
+      return std::string("needs each layer's ") + (qkv ? "QKV" : "ATTENTION") + " tasks in one wave; layer " +
+             std::to_string(t.layer) + " has them in waves " + std::to_string(wave) + " and " + std::to_string(t.wave);
+    }
+    wave = t.wave;
+    if (qkv) {
+      for (int h = 0; h < kv_heads; ++h) {
+        touching[static_cast<size_t>(t.layer) * kv_heads + h] +=
+            QkvTouches(t.row_begin, t.row_end, h, head_dim, group, heads, kv_heads) ? 1 : 0;
+      }
+    }
+  }
+  std::fill(no_barrier, no_barrier + kMaxBarrierMaskWaves / 32, 0u);
+  for (int l = 0; l < layers; ++l) {
+    const uint32_t wq = qkv_wave[l], wa = attention_wave[l];
+    if (wq == kNone || wa == kNone || wa != wq + 1) {
+      return "needs each layer's ATTENTION wave right after its QKV wave; layer " + std::to_string(l) + " breaks that";
+    }
+    if (kinds[wq] != 1 || kinds[wa] != 2) {
+      return "needs the QKV and ATTENTION waves of layer " + std::to_string(l) + " to hold nothing else";
+    }
+    no_barrier[wq / 32] |= 1u << (wq % 32);
+    for (int h = 0; h < kv_heads; ++h) {
+      const uint32_t c = touching[static_cast<size_t>(l) * kv_heads + h];
+      if (c == 0 || c > 0xFFFFu || (l > 0 && c != producers[h])) {
+        return "needs every K/V head fed by the same number (1..65535) of QKV tasks in every layer; K/V head " +
+               std::to_string(h) + " of layer " + std::to_string(l) + " has " + std::to_string(c);
+      }
+      producers[h] = static_cast<uint16_t>(c);
+    }
+  }
+  return "";
+}
+
 GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
     : pkg_(pkg), launch_timeout_s_(options.launch_timeout_s) {
   int count = 0;
@@ -178,6 +235,13 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
                                                      p.attention_chunks);
     if (!why.empty()) throw Error("attention_merge " + why + ": leave attention_merge off (or re-plan with the planner)");
   }
+  uint16_t qkv_producers[kGpuMaxKvHeads] = {};
+  uint32_t no_barrier[kMaxBarrierMaskWaves / 32] = {};
+  if (options.qkv_counters) {
+    const std::string why = QkvCountersPlanError(tasks.data, tasks.size, p.waves, m.layers, m.heads, m.kv_heads,
+                                                  m.head_dim, qkv_producers, no_barrier);
+    if (!why.empty()) throw Error("qkv_counters " + why + ": leave qkv_counters off (or re-plan with the planner)");
+  }
   const std::string carve = SetWorkerCarveout(options.carveout);
   if (!carve.empty()) throw Error(carve);
   int blocks_per_sm = 0, regs = 0, local = 0;
@@ -232,6 +296,11 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   merge_counter_bytes_ = options.attention_merge ? static_cast<size_t>(m.layers) * m.kv_heads * sizeof(uint32_t) : 0;
   params_.merge_counters =
       options.attention_merge ? static_cast<uint32_t*>(Alloc(merge_counter_bytes_, "the merge counters")) : nullptr;
+  qkv_counter_bytes_ = options.qkv_counters ? static_cast<size_t>(m.layers) * m.kv_heads * sizeof(uint32_t) : 0;
+  params_.qkv_counters =
+      options.qkv_counters ? static_cast<uint32_t*>(Alloc(qkv_counter_bytes_, "the QKV counters")) : nullptr;
+  std::copy(qkv_producers, qkv_producers + kGpuMaxKvHeads, params_.qkv_producers);
+  std::copy(no_barrier, no_barrier + kMaxBarrierMaskWaves / 32, params_.no_barrier);
   params_.buf_cand = p.buf_cand;
   params_.n_cand = p.lm_head_slots;
   params_.buf_logits = p.buf_logits;
@@ -332,6 +401,7 @@ int32_t GpuExecutor::Run(const Launch& launch, const std::function<bool(int32_t)
   CUDA_CHECK(cudaMemcpy(p.out_status, &running, 4, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(p.out_count, &zero, 4, cudaMemcpyHostToDevice));
   if (p.merge_counters != nullptr) CUDA_CHECK(cudaMemset(p.merge_counters, 0, merge_counter_bytes_));  // MergeOnce's targets count from 0
+  if (p.qkv_counters != nullptr) CUDA_CHECK(cudaMemset(p.qkv_counters, 0, qkv_counter_bytes_));  // so do v31's
   for (int n = 0; n < kMaxStepsPerLaunch; ++n) slots_[n] = 0;
   *cancel_ = 0;
   std::atomic_thread_fence(std::memory_order_seq_cst);

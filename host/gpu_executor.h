@@ -33,6 +33,10 @@ struct GpuOptions {
   // on through a counter per (layer, K/V head), instead of by every ATTN_OUT task
   // (cuda/op_attention.cuh, MergeOnce). Needs at most one ATTENTION task per worker and wave.
   bool attention_merge = false;
+  // Experiment v31: no grid barrier after each QKV wave; each ATTENTION task waits instead for
+  // its K/V head's QKV rows through a counter per (layer, K/V head) (cuda/op_rmsnorm_gemv.cuh,
+  // cuda/op_attention.cuh). Needs the plan's shape that QkvCountersPlanError checks.
+  bool qkv_counters = false;
   // A launch still running after this many seconds is reported as an error (a hang, or a
   // GPU far slower than any this was measured on; under compute-sanitizer racecheck a tiny
   // model's 64-step launch takes ~20 s). The executor is unusable afterwards.
@@ -45,6 +49,15 @@ struct GpuOptions {
 // the `n` task records meet them, else what breaks them.
 std::string AttentionMergePlanError(const format::TaskRecord* tasks, size_t n, int workers, int waves, int layers,
                                     int kv_heads, int chunks);
+
+// The plan requirements of GpuOptions::qkv_counters: every layer's RMSNORM_GEMV (QKV) tasks in
+// one wave holding nothing else, its ATTENTION tasks alone in the next wave, at most
+// kMaxBarrierMaskWaves waves and kGpuMaxKvHeads K/V heads, and every K/V head fed by the same
+// number of QKV tasks (QkvTouches, cuda/worker.h) in every layer, at least one. On success
+// returns "" and fills producers[h] (kv_heads entries) and the no-barrier mask (bit w of
+// no_barrier[w / 32]: the QKV waves); else what breaks the requirements.
+std::string QkvCountersPlanError(const format::TaskRecord* tasks, size_t n, int waves, int layers, int heads,
+                                 int kv_heads, int head_dim, uint16_t* producers, uint32_t* no_barrier);
 
 class GpuExecutor : public Executor {
  public:
@@ -105,6 +118,7 @@ class GpuExecutor : public Executor {
   std::string device_name_;
   size_t shared_bytes_ = 0;
   size_t merge_counter_bytes_ = 0;  // GpuOptions::attention_merge: layers x K/V heads counters
+  size_t qkv_counter_bytes_ = 0;    // GpuOptions::qkv_counters: layers x K/V heads counters
   int lm_head_wave_ = -1;
   // Device memory, freed even when the constructor throws half-way (members are destroyed).
   struct DeviceMemory {

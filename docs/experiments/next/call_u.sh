@@ -1,47 +1,47 @@
 #!/usr/bin/env bash
-# Next session's first GPU call (docs/PERFORMANCE.md, "v30" and "Next (... eleventh session)"),
-# run ON the GPU machine from the repo root. Here first: `bash tests/gpu/prepare_ab.sh 80cda5d main`
-# (a = main before v30, bin = main; writes .gpu/ab.tar.xz, wait for "wrote"); carry .gpu/ab.tar.xz
-# and this script as .gpu/call_u.sh. ~8 min:
-# 1. main's checks at the default; v30's checks (`--attention_merge`): the tiny models GPU = CPU
-#    and 10 x 500 tokens bit-identical, also with every step in tiles; memcheck, synccheck,
-#    racecheck of tiny_9x3 with the option.
-# 2. A0 = main before v30 (whether v30's code, present but off, costs anything), A = main,
-#    M = main with --attention_merge: ab_compare (traces at 32, 1024, 4064); bench windows of A
-#    and M at 256-4096 in three interleaved blocks, both shapes.
-# 3. Between them: `floor --mode=pipeline` with the cp.async ring runs (PERFORMANCE.md "Next" 2).
+# Next session's first GPU call (docs/PERFORMANCE.md, "v30", "v31" and "Next (... eleventh
+# session)"), run ON the GPU machine from the repo root. Here first: `bash tests/gpu/prepare_ab.sh
+# 80cda5d main` (a = main before v30 and v31, bin = main; writes .gpu/ab.tar.xz, wait for
+# "wrote"); carry .gpu/ab.tar.xz and this script as .gpu/call_u.sh. ~8.5 min:
+# 1. main's checks at the default; the tiny models GPU = CPU and 10 x 500 tokens bit-identical
+#    with --attention_merge (v30; also with every step in tiles), --qkv_counters (v31) and both;
+#    memcheck, synccheck, racecheck of tiny_9x3 with v30, memcheck and synccheck with v31.
+# 2. `floor --mode=pipeline` with the cp.async ring runs (PERFORMANCE.md "Next" 2).
+# 3. ab_compare of A = main, M = v30, Q = v31, MQ = both (traces at 32, 1024, 4064).
+# Then, within 30 s on the same warm machine, call_v.sh: bench windows of A0 (main before v30),
+# A, M, Q and MQ.
 set -u
 OUT=${OUT:-/tmp/gpu_out}; export OUT
-mkdir -p "$OUT/bench" "$OUT/merge" "$OUT/merge_tiles"
 export PYTHONPATH=py:.
-W=/tmp/tileinfer_models
 tar -C .gpu -xJf .gpu/ab.tar.xz
 bash tests/gpu/device_checks.sh info probe tiny golden > "$OUT/checks.txt" 2>&1
 echo "main checks rc=$? at ${SECONDS}s: $(grep -c 'gpu_check: PASS' "$OUT/checks.txt") PASS, $(grep -c FAIL "$OUT/checks.txt") FAIL"
-OUT=$OUT/merge GPU_CHECK_FLAGS=--attention_merge=true bash tests/gpu/device_checks.sh tiny > "$OUT/merge/checks.txt" 2>&1
-echo "merge checks rc=$?: $(grep -c 'gpu_check: PASS' "$OUT/merge/checks.txt") PASS, $(grep -c FAIL "$OUT/merge/checks.txt") FAIL"
-OUT=$OUT/merge_tiles GPU_CHECK_FLAGS="--attention_merge=true --attention_tile_min=1" bash tests/gpu/device_checks.sh tiny \
-  > "$OUT/merge_tiles/checks.txt" 2>&1
-echo "merge + tiles checks rc=$?: $(grep -c 'gpu_check: PASS' "$OUT/merge_tiles/checks.txt") PASS, $(grep -c FAIL "$OUT/merge_tiles/checks.txt") FAIL"
-san() { CALL_SECONDS=$SECONDS SAN_DEADLINE=300 bash tests/gpu/sanitize_one.sh "$@"; }
+check() {  # check NAME FLAGS: the tiny stage with gpu_check FLAGS, into $OUT/NAME
+  mkdir -p "$OUT/$1"
+  OUT=$OUT/$1 GPU_CHECK_FLAGS="$2" bash tests/gpu/device_checks.sh tiny > "$OUT/$1/checks.txt" 2>&1
+  echo "$1 ($2) rc=$?: $(grep -c 'gpu_check: PASS' "$OUT/$1/checks.txt") PASS, $(grep -c FAIL "$OUT/$1/checks.txt") FAIL"
+}
+check merge --attention_merge=true
+check merge_tiles "--attention_merge=true --attention_tile_min=1"
+check qkv --qkv_counters=true
+check merge_qkv "--attention_merge=true --qkv_counters=true"
+san() { CALL_SECONDS=$SECONDS SAN_DEADLINE=260 bash tests/gpu/sanitize_one.sh "$@"; }
 { san bin memcheck tiny_9x3 --attention_merge=true; san bin synccheck tiny_9x3 --attention_merge=true
+  san bin memcheck tiny_9x3 --qkv_counters=true; san bin synccheck tiny_9x3 --qkv_counters=true
   san bin racecheck tiny_9x3 --attention_merge=true; } > "$OUT/sanitize.txt" 2>&1
 grep -E "==|SUMMARY|rc=" "$OUT/sanitize.txt"
 echo "sanitizers done at ${SECONDS}s"
-# The loader-warp model with the cp.async ring (PERFORMANCE.md "Next", item 2; ~30 s).
 timeout 90 .gpu/bin/floor --mode=pipeline > "$OUT/pipeline.json" 2>&1
 grep -E '"weights"' "$OUT/pipeline.json" | sed -E 's/"spin_ns": \[[0-9, ]*\], //' | cut -c1-170
 echo "pipeline model done at ${SECONDS}s"
-AB_TRACE_CONTEXTS=32,1024,4064 timeout 270 bash tests/gpu/ab_compare.sh A0=.gpu/a A=.gpu/bin M=.gpu/bin:--attention_merge=true \
+AB_TRACE_CONTEXTS=32,1024,4064 timeout $((585 - SECONDS)) bash tests/gpu/ab_compare.sh A=.gpu/bin \
+  M=.gpu/bin:--attention_merge=true Q=.gpu/bin:--qkv_counters=true MQ=.gpu/bin:--attention_merge=true,--qkv_counters=true \
   2>&1 | grep -E "round|FAIL|exit" | cut -c1-260
 for f in "$OUT"/trace_*.json.xz; do
   r=${f%.json.xz}.report.txt
   xz -dc "$f" > /tmp/t.json && python3 py/tools/trace_report.py --trace=/tmp/t.json --bandwidth_gbps=4400 > "$r"
-  echo "$(basename "$r"): $(grep -E '^(ATTENTION|ATTN_OUT) ' "$r" | awk '{print $1, "span", $3, "task", $NF}' | tr '\n' ' ')"
+  echo "$(basename "$r"): $(grep -E '^(QKV|ATTENTION|ATTN_OUT) ' "$r" | awk '{print $1, "span", $(NF-6), "task", $NF}' | tr '\n' ' ')"
 done
-echo "A/B done at ${SECONDS}s"
-python3 py/tools/bench_windows.py --config=A=.gpu/bin --config=M=.gpu/bin:--attention_merge=true \
-  --contexts=256,512,1024,2048,4096 --out_dir="$OUT/bench" 2>&1 | grep -v "^I1"
 echo "done at ${SECONDS}s"
 cp .gpu/call_u.sh "$OUT/"
 cd "$OUT" && tar czf ../call_u.tgz . && rm -rf ./* && mv ../call_u.tgz .
