@@ -234,7 +234,8 @@ __device__ __forceinline__ void AttendChunkTiles(const float* q, const uint16_t*
 // than OpAttnOut's merge, so results differ from the option off in the last bits. With one
 // non-empty chunk there is nothing to merge and its records stay (o, m, l). No deadlock: the
 // host requires at most one ATTENTION task per worker and wave, so every task waited for runs
-// on another worker and waits for nothing; and a work area of MergeWorkFloats.
+// on another worker and waits for nothing but its QKV rows (v31, whose producers wait for
+// nothing); and a work area of MergeWorkFloats.
 __device__ __forceinline__ void MergeOnce(const format::TaskRecord& t, const StepContext& c) {
   // Everything from the record again, not kept live across the attention code (register pressure).
   const WorkerParams& p = c.p;

@@ -1,6 +1,7 @@
 // The persistent worker: one cooperative launch executes up to kMaxStepsPerLaunch token
 // steps of a validated plan. Block b is plan worker b; it runs its own tasks, wave by wave,
-// and meets every other block at a grid barrier after each wave. It makes no scheduling
+// and meets every other block at a grid barrier after each wave (but the QKV waves whose
+// ATTENTION waits on counters instead: WorkerParams::no_barrier, v31). It makes no scheduling
 // decision: the plan fixed every task's worker and wave; only the token decides anything.
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>

@@ -2,7 +2,8 @@
 //
 // One cooperative launch runs up to kMaxStepsPerLaunch consecutive token steps. Every block
 // is one plan worker; it executes its own tasks wave by wave and meets the others at a grid
-// barrier after each wave. Between steps every block picks the next token from the LM_HEAD
+// barrier after each wave (with the v31 option, none after the QKV waves: WorkerParams::
+// no_barrier). Between steps every block picks the next token from the LM_HEAD
 // candidate slots by the same rule (largest logit, lowest id among ties), so all blocks agree
 // without any extra communication; block 0 records it.
 #pragma once
@@ -105,7 +106,7 @@ struct WorkerParams {
   // ATTENTION's merge once per K/V head (op_attention.cuh, MergeOnce), nullptr: off. One
   // counter per (layer, K/V head), zeroed by the host before each launch.
   uint32_t* merge_counters;
-  // ATTENTION waits for its K/V head's QKV rows (op_rmsnorm_gemv.cuh QkvReady, op_attention.cuh)
+  // ATTENTION waits for its K/V head's QKV rows (OpRmsNormGemv's adds, OpAttention's wait)
   // instead of the grid barrier after each QKV wave (experiment v31). nullptr: off. One counter
   // per (layer, K/V head), zeroed by the host before each launch; qkv_producers[h]: the QKV
   // tasks of a layer that touch K/V head h (QkvTouches; the same in every layer); no_barrier:

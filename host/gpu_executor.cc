@@ -103,15 +103,12 @@ std::string AttentionMergePlanError(const format::TaskRecord* tasks, size_t n, i
 
 std::string QkvCountersPlanError(const format::TaskRecord* tasks, size_t n, int waves, int layers, int heads,
                                  int kv_heads, int head_dim, uint16_t* producers, uint32_t* no_barrier) {
-  if (waves > kMaxBarrierMaskWaves) {
-    return "covers plans of at most " + std::to_string(kMaxBarrierMaskWaves) + " waves; this one has " +
-           std::to_string(waves);
-  }
   if (kv_heads > kGpuMaxKvHeads || kv_heads < 1 || heads % kv_heads != 0) {
     return "covers 1.." + std::to_string(kGpuMaxKvHeads) + " K/V heads dividing the query heads";
   }
   constexpr uint32_t kNone = ~0u;
   std::vector<uint32_t> qkv_wave(layers, kNone), attention_wave(layers, kNone);
+  std::vector<uint32_t> qkv_in(layers, kNone), qkv_out(layers, kNone);  // buffer ids, per layer
   std::vector<uint32_t> touching(static_cast<size_t>(layers) * kv_heads, 0);
   std::vector<int> kinds(waves, 0);  // bit 0: QKV, bit 1: ATTENTION, bit 2: anything else
   const int group = heads / kv_heads;
@@ -129,6 +126,17 @@ std::string QkvCountersPlanError(const format::TaskRecord* tasks, size_t n, int 
              std::to_string(t.layer) + " has them in waves " + std::to_string(wave) + " and " + std::to_string(t.wave);
     }
     wave = t.wave;
+    // The skipped barrier orders nothing but the counters: ATTENTION must read the QKV output
+    // and write neither it nor the QKV input (the validator assumes a barrier after every wave).
+    if (qkv) {
+      if ((qkv_in[t.layer] != kNone && qkv_in[t.layer] != t.in_buf) ||
+          (qkv_out[t.layer] != kNone && qkv_out[t.layer] != t.out_buf)) {
+        return "needs each layer's QKV tasks to read one buffer and write one; layer " + std::to_string(t.layer) +
+               " does not";
+      }
+      qkv_in[t.layer] = t.in_buf;
+      qkv_out[t.layer] = t.out_buf;
+    }
     if (qkv) {
       for (int h = 0; h < kv_heads; ++h) {
         touching[static_cast<size_t>(t.layer) * kv_heads + h] +=
@@ -136,11 +144,24 @@ std::string QkvCountersPlanError(const format::TaskRecord* tasks, size_t n, int 
       }
     }
   }
+  for (size_t i = 0; i < n; ++i) {
+    const format::TaskRecord& t = tasks[i];
+    if (t.opcode != static_cast<uint16_t>(format::Opcode::ATTENTION)) continue;
+    if (t.in_buf != qkv_out[t.layer] || t.out_buf == qkv_in[t.layer] || t.out_buf == qkv_out[t.layer] ||
+        t.aux_buf == qkv_in[t.layer] || t.aux_buf == qkv_out[t.layer]) {
+      return "needs layer " + std::to_string(t.layer) + "'s ATTENTION tasks to read the QKV output and write " +
+             "neither it nor the QKV input";
+    }
+  }
   std::fill(no_barrier, no_barrier + kMaxBarrierMaskWaves / 32, 0u);
   for (int l = 0; l < layers; ++l) {
     const uint32_t wq = qkv_wave[l], wa = attention_wave[l];
     if (wq == kNone || wa == kNone || wa != wq + 1) {
       return "needs each layer's ATTENTION wave right after its QKV wave; layer " + std::to_string(l) + " breaks that";
+    }
+    if (wq >= static_cast<uint32_t>(kMaxBarrierMaskWaves)) {
+      return "covers QKV waves below " + std::to_string(kMaxBarrierMaskWaves) + "; layer " + std::to_string(l) +
+             "'s is wave " + std::to_string(wq);
     }
     if (kinds[wq] != 1 || kinds[wa] != 2) {
       return "needs the QKV and ATTENTION waves of layer " + std::to_string(l) + " to hold nothing else";
@@ -150,7 +171,8 @@ std::string QkvCountersPlanError(const format::TaskRecord* tasks, size_t n, int 
       const uint32_t c = touching[static_cast<size_t>(l) * kv_heads + h];
       if (c == 0 || c > 0xFFFFu || (l > 0 && c != producers[h])) {
         return "needs every K/V head fed by the same number (1..65535) of QKV tasks in every layer; K/V head " +
-               std::to_string(h) + " of layer " + std::to_string(l) + " has " + std::to_string(c);
+               std::to_string(h) + " of layer " + std::to_string(l) + " has " + std::to_string(c) +
+               (l > 0 ? " (layer 0: " + std::to_string(producers[h]) + ")" : "");
       }
       producers[h] = static_cast<uint16_t>(c);
     }
@@ -240,7 +262,7 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   if (options.qkv_counters) {
     const std::string why = QkvCountersPlanError(tasks.data, tasks.size, p.waves, m.layers, m.heads, m.kv_heads,
                                                   m.head_dim, qkv_producers, no_barrier);
-    if (!why.empty()) throw Error("qkv_counters " + why + ": leave qkv_counters off (or re-plan with the planner)");
+    if (!why.empty()) throw Error("qkv_counters " + why + ": leave qkv_counters off for this package");
   }
   const std::string carve = SetWorkerCarveout(options.carveout);
   if (!carve.empty()) throw Error(carve);

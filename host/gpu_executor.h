@@ -51,9 +51,10 @@ std::string AttentionMergePlanError(const format::TaskRecord* tasks, size_t n, i
                                     int kv_heads, int chunks);
 
 // The plan requirements of GpuOptions::qkv_counters: every layer's RMSNORM_GEMV (QKV) tasks in
-// one wave holding nothing else, its ATTENTION tasks alone in the next wave, at most
-// kMaxBarrierMaskWaves waves and kGpuMaxKvHeads K/V heads, and every K/V head fed by the same
-// number of QKV tasks (QkvTouches, cuda/worker.h) in every layer, at least one. On success
+// one wave below kMaxBarrierMaskWaves holding nothing else, reading one buffer and writing
+// one; its ATTENTION tasks alone in the next wave, reading that output and writing neither
+// buffer; at most kGpuMaxKvHeads K/V heads, each fed by the same number of QKV tasks
+// (QkvTouches, cuda/worker.h) in every layer, at least one. On success
 // returns "" and fills producers[h] (kv_heads entries) and the no-barrier mask (bit w of
 // no_barrier[w / 32]: the QKV waves); else what breaks the requirements.
 std::string QkvCountersPlanError(const format::TaskRecord* tasks, size_t n, int waves, int layers, int heads,

@@ -87,6 +87,7 @@ TEST(AttentionMergePlanTest, RefusesATaskOutsideThePlan) {
 // Layer l: QKV wave 1 + 3l, ATTENTION 2 + 3l, ATTN_OUT 3 + 3l.
 constexpr int kQLayers = 2, kQHeads = 4, kQKvHeads = 2, kQHeadDim = 4, kQWaves = 7;
 
+// Buffers as the planner uses them: x0 (1) -> QKV -> qkv (2) -> ATTENTION -> partials (3), cache (4).
 format::TaskRecord Task(format::Opcode op, uint32_t layer, uint32_t wave, uint32_t rb = 0, uint32_t re = 0) {
   format::TaskRecord t{};
   t.opcode = static_cast<uint16_t>(op);
@@ -94,6 +95,10 @@ format::TaskRecord Task(format::Opcode op, uint32_t layer, uint32_t wave, uint32
   t.wave = wave;
   t.row_begin = rb;
   t.row_end = re;
+  const bool qkv = op == format::Opcode::RMSNORM_GEMV;
+  t.in_buf = qkv ? 1 : 2;
+  t.out_buf = qkv ? 2 : 3;
+  t.aux_buf = 4;
   return t;
 }
 
@@ -172,7 +177,26 @@ TEST(QkvCountersPlanTest, RefusesWavesOutOfShape) {
   auto split = QkvPlan();  // layer 0's QKV over two waves
   split[1].wave = 0;
   EXPECT_NE(QkvCheck(split, producers, mask).find("in one wave"), std::string::npos);
-  EXPECT_NE(QkvCheck(QkvPlan(), producers, mask, kMaxBarrierMaskWaves + 1).find("at most"), std::string::npos);
+  auto late = QkvPlan();  // layer 1's QKV and ATTENTION waves past the mask
+  for (auto& t : late) {
+    if (t.layer == 1) t.wave += kMaxBarrierMaskWaves;
+  }
+  EXPECT_NE(QkvCheck(late, producers, mask, 2 * kMaxBarrierMaskWaves).find("QKV waves below"), std::string::npos);
+}
+
+TEST(QkvCountersPlanTest, RefusesBuffersTheSkippedBarrierWouldNotOrder) {
+  uint16_t producers[kGpuMaxKvHeads] = {};
+  uint32_t mask[kMaxBarrierMaskWaves / 32] = {};
+  auto reads_other = QkvPlan();  // an ATTENTION task reading another buffer than the QKV output
+  reads_other[5].in_buf = 3;
+  ASSERT_EQ(reads_other[5].opcode, static_cast<uint16_t>(format::Opcode::ATTENTION));
+  EXPECT_NE(QkvCheck(reads_other, producers, mask).find("read the QKV output"), std::string::npos);
+  auto overwrites = QkvPlan();  // an ATTENTION task writing the QKV input
+  overwrites[5].out_buf = 1;
+  EXPECT_NE(QkvCheck(overwrites, producers, mask).find("write neither"), std::string::npos);
+  auto two_outputs = QkvPlan();  // layer 0's QKV tasks writing two buffers
+  two_outputs[2].out_buf = 5;
+  EXPECT_NE(QkvCheck(two_outputs, producers, mask).find("read one buffer and write one"), std::string::npos);
 }
 
 }  // namespace
