@@ -209,7 +209,9 @@ bool CheckOutOfMemory(const Package& pkg, int token) {
 // One traced step at context `context` of a greedy generation from a one-token prompt,
 // written as JSON: the model's shape, then per task (package order) its worker, wave, opcode,
 // layer, rows, slot and (begin, end) in ns of %globaltimer and in SM clocks; then per worker
-// and wave the grid barrier's (arrival, exit). A phase-trace build (bazel
+// and wave the grid barrier's (arrival, exit); "no_barrier_waves": the waves with no grid barrier
+// after them (--qkv_counters), whose (arrival, exit) are both the worker's end of the wave. A
+// phase-trace build (bazel
 // --define=phase_trace=1) adds "phases_clk": per task (package order, as "tasks") its
 // kMaxPhases SM clocks of the phase marks inside it (PhaseMark, cuda/common.cuh), 0 = no
 // mark. py/tools/trace_report.py reads it.
@@ -253,7 +255,7 @@ void WriteTrace(GpuExecutor& gpu, const Package& pkg, int context, const std::st
       {"hidden", m.hidden}, {"ffn", m.ffn}, {"layers", m.layers}, {"heads", m.heads},
       {"kv_heads", m.kv_heads}, {"head_dim", m.head_dim}, {"vocab", m.vocab}, {"workers", pp.workers},
       {"waves", pp.waves}, {"attention_min_chunk", pp.attention_min_chunk},
-      {"tasks", task_rows}, {"barriers", barrier_rows}};
+      {"tasks", task_rows}, {"barriers", barrier_rows}, {"no_barrier_waves", gpu.NoBarrierWaves()}};
   if (!phases.empty()) trace["phases_clk"] = phase_rows;
   std::ofstream out(path);
   out << trace.dump() << "\n";

@@ -363,6 +363,14 @@ void GpuExecutor::set_step_sampling(const SamplingOptions& options) {
   step_sampling_ = options;
 }
 
+std::vector<int> GpuExecutor::NoBarrierWaves() const {
+  std::vector<int> waves;
+  for (int w = 0; w < std::min(params_.n_waves, kMaxBarrierMaskWaves); ++w) {
+    if ((params_.no_barrier[w / 32] >> (w % 32)) & 1u) waves.push_back(w);
+  }
+  return waves;
+}
+
 size_t GpuExecutor::TraceEventCount() const {
   return task_order_.size() + static_cast<size_t>(pkg_.plan().workers) * pkg_.plan().waves;
 }

@@ -98,6 +98,8 @@ class GpuExecutor : public Executor {
   // --define=phase_trace=1) and set_trace was called.
   std::vector<unsigned long long> TracePhases() const;
   const std::vector<uint32_t>& task_order() const { return task_order_; }
+  // The waves the worker runs without a grid barrier after them (GpuOptions::qkv_counters).
+  std::vector<int> NoBarrierWaves() const;
 
  private:
   struct Launch {

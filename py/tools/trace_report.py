@@ -95,6 +95,7 @@ def analyse(trace, bandwidth_gbps):
     by_wave = collections.defaultdict(list)
     for t in trace["tasks"]:
         by_wave[t[1]].append(t)
+    no_barrier = set(trace.get("no_barrier_waves", []))  # v31: arrival = exit = the worker's end of the wave
     rows = []
     start = min(t[8] for t in by_wave[0])
     prev = None  # the last wave that ran: a skipped wave has no exit times
@@ -104,6 +105,8 @@ def analyse(trace, bandwidth_gbps):
         tasks = by_wave[v]
         kind = OPCODES[tasks[0][2]]
         last_arrival, first_exit = max(arrive[v]), min(exit_[v])
+        if v in no_barrier:  # no barrier: the wave ends with its slowest worker, the next starts there
+            first_exit = last_arrival
         nbytes = sum(task_bytes(trace, t) for t in tasks)
         # The slowest worker: its wait from the previous exit to its first task.
         slow = max(range(workers), key=lambda w: arrive[v][w])
@@ -150,6 +153,10 @@ def report(trace, rows, split):
                    f"{sum(r['barrier'] for r in rs):10.1f} {sum(r['ideal'] for r in rs):9.1f} "
                    f"{gbps:7.0f} {statistics.median(r['first_task_delay'] for r in rs):17.2f} "
                    f"{statistics.median(u for r in rs for u in r['task_us']):16.2f}")
+    if trace.get("no_barrier_waves"):
+        out.append(f"{len(trace['no_barrier_waves'])} waves have no grid barrier after them (--qkv_counters): "
+                   "each ends with its slowest worker, and the next wave's span starts there, so its tasks' "
+                   "overlap with them is not in its span")
     total = sum(split.values())
     out.append(f"token: {total:.1f} us = " + ", ".join(
         f"{k} {v:.1f} ({100 * v / total:.0f}%)" for k, v in split.items()))

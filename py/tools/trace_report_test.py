@@ -57,6 +57,21 @@ def test_split_of_a_known_trace(tmp_path, suffix, opener):
     assert "LM_HEAD" in text and "token:" in text
 
 
+def test_a_wave_without_a_barrier_ends_with_its_slowest_worker():
+    trace = make_trace()
+    trace["no_barrier_waves"] = [1]  # QKV: each worker's "barrier" is its end of the wave
+    trace["barriers"][2:4] = [[0, 1, 2300, 2300, 0, 0], [1, 1, 3300, 3300, 0, 0]]
+    rows, split = trace_report.analyse(trace, bandwidth_gbps=0.1)
+    embed, qkv, lm = rows
+    assert qkv["span"] == pytest.approx(2.3) and qkv["work"] == pytest.approx(2.3) and qkv["barrier"] == 0
+    assert lm["span"] == pytest.approx(3.7)  # from QKV's slowest end (3300) to LM_HEAD's first exit (7000)
+    assert sum(split.values()) == pytest.approx(6.9)  # the first task (100) to the last exit (7000)
+    assert split["barriers"] == pytest.approx(0.6 + 0.6)
+    assert "1 waves have no grid barrier" in trace_report.report(trace, rows, split)
+    plain = make_trace()
+    assert "no grid barrier" not in trace_report.report(plain, *trace_report.analyse(plain, bandwidth_gbps=0.1))
+
+
 def test_a_skipped_wave_is_left_out():
     # Wave 1 did not run (no task times, no barrier): wave 2's first-task delay counts from
     # wave 0's exit, the last one that ran (worker 1, the slowest in wave 2: 1100 -> 4400).

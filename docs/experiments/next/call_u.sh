@@ -8,8 +8,8 @@
 #    memcheck, synccheck, racecheck of tiny_9x3 with v30, memcheck and synccheck with v31.
 # 2. `floor --mode=pipeline` with the cp.async ring runs (PERFORMANCE.md "Next" 2).
 # 3. ab_compare of A = main, M = v30, Q = v31, MQ = both (traces at 32, 1024, 4064). With v31 the
-#    trace's QKV and ATTENTION rows are not comparable to A's (no barrier after QKV: PERFORMANCE.md
-#    v31); compare the traced token totals and ms/token.
+#    QKV rows end at the slowest QKV task and ATTENTION's start there (trace_report says so); the
+#    traced token totals and ms/token compare directly.
 # Then, within 30 s on the same warm machine, call_v.sh: bench windows of A0 (main before v30),
 # A, M, Q and MQ.
 set -u
