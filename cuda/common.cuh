@@ -51,6 +51,17 @@ __device__ __forceinline__ uint32_t LoadAcquire(const uint32_t* counter) {
 #endif
 }
 
+// The reader half of that pattern for a whole block: thread 0 polls `counter` with acquire
+// loads until it reaches `target`; the __syncthreads then orders every thread's later reads
+// after the writes released before the adds it observed.
+__device__ __forceinline__ void WaitAtLeast(const uint32_t* counter, uint32_t target) {
+  if (threadIdx.x == 0) {
+    while (LoadAcquire(counter) < target) {
+    }
+  }
+  __syncthreads();
+}
+
 // A grid barrier on one monotonic counter in global memory (all blocks resident, e.g. a
 // cooperative launch): every block calls it with target = (barriers it has passed + 1) *
 // gridDim.x and the counter starting at 0. The __syncthreads orders the block's earlier
@@ -63,17 +74,14 @@ __device__ __forceinline__ uint32_t LoadAcquire(const uint32_t* counter) {
 template <bool kAcquirePoll = true>
 __device__ __forceinline__ void CounterBarrier(uint32_t* counter, uint32_t target) {
   __syncthreads();
+  if (threadIdx.x == 0) AddRelease(counter);
+  if (kAcquirePoll) return WaitAtLeast(counter, target);
   if (threadIdx.x == 0) {
-    asm volatile("red.release.gpu.global.add.u32 [%0], 1;\n" ::"l"(counter) : "memory");
     uint32_t seen;
     do {
-      if (kAcquirePoll) {
-        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(seen) : "l"(counter) : "memory");
-      } else {
-        asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];\n" : "=r"(seen) : "l"(counter) : "memory");
-      }
+      asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];\n" : "=r"(seen) : "l"(counter) : "memory");
     } while (seen < target);
-    if (!kAcquirePoll) asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
+    asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
   }
   __syncthreads();
 }

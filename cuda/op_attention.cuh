@@ -249,12 +249,7 @@ __device__ __forceinline__ void MergeOnce(const format::TaskRecord& t, const Ste
     return;
   }
   if (nc == 1) return;
-  if (threadIdx.x == 0) {
-    const uint32_t target = static_cast<uint32_t>(c.pos - p.start_pos + 1) * static_cast<uint32_t>(n_chunks - 1);
-    while (LoadAcquire(counter) < target) {
-    }
-  }
-  __syncthreads();
+  WaitAtLeast(counter, static_cast<uint32_t>(c.pos - p.start_pos + 1) * static_cast<uint32_t>(n_chunks - 1));
   float* records = c.F32(t.out_buf);
   const size_t chunk_stride = static_cast<size_t>(p.heads) * stride;
   const float* base = records + (static_cast<size_t>(first) * p.heads + kv * group) * stride;  // chunk first, head 0
@@ -347,12 +342,8 @@ __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const S
   uint16_t* vc = kc + static_cast<size_t>(p.max_context) * KV;
 
   if (p.qkv_counters != nullptr) {  // v31: this K/V head's QKV rows, instead of a grid barrier (acquire)
-    if (threadIdx.x == 0) {
-      const uint32_t target = static_cast<uint32_t>(c.pos - p.start_pos + 1) * p.qkv_producers[kv];
-      while (LoadAcquire(p.qkv_counters + t.layer * p.kv_heads + kv) < target) {
-      }
-    }
-    __syncthreads();
+    WaitAtLeast(p.qkv_counters + t.layer * p.kv_heads + kv,
+                static_cast<uint32_t>(c.pos - p.start_pos + 1) * p.qkv_producers[kv]);
   }
   float* q = c.smem;  // (group, HD) roped queries
   for (int i = threadIdx.x; i < group * half; i += kThreads) {

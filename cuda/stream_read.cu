@@ -229,13 +229,9 @@ __device__ __forceinline__ void Watchdog(long long t0) {
 __device__ __forceinline__ void ComputeBarrier(uint32_t* counter, uint32_t target) {
   asm volatile("bar.sync 1, %0;\n" ::"n"(kPipelineComputeThreads) : "memory");
   if (threadIdx.x == 0) {
-    asm volatile("red.release.gpu.global.add.u32 [%0], 1;\n" ::"l"(counter) : "memory");
+    device::AddRelease(counter);
     const long long t0 = clock64();
-    uint32_t seen;
-    do {
-      asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(seen) : "l"(counter) : "memory");
-      if (seen < target) Watchdog(t0);
-    } while (seen < target);
+    while (device::LoadAcquire(counter) < target) Watchdog(t0);
   }
   asm volatile("bar.sync 1, %0;\n" ::"n"(kPipelineComputeThreads) : "memory");
 }
