@@ -315,12 +315,12 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   params_.max_context = p.max_context;
   params_.attention_min_chunk = p.attention_min_chunk;
   params_.attention_tile_min = options.attention_tile_min;
-  merge_counter_bytes_ = options.attention_merge ? static_cast<size_t>(m.layers) * m.kv_heads * sizeof(uint32_t) : 0;
-  params_.merge_counters =
-      options.attention_merge ? static_cast<uint32_t*>(Alloc(merge_counter_bytes_, "the merge counters")) : nullptr;
-  qkv_counter_bytes_ = options.qkv_counters ? static_cast<size_t>(m.layers) * m.kv_heads * sizeof(uint32_t) : 0;
-  params_.qkv_counters =
-      options.qkv_counters ? static_cast<uint32_t*>(Alloc(qkv_counter_bytes_, "the QKV counters")) : nullptr;
+  // The ready counters of the options (layers x K/V heads each), in one block that each launch zeroes.
+  const size_t per_option = static_cast<size_t>(m.layers) * m.kv_heads;
+  counter_bytes_ = (options.attention_merge + options.qkv_counters) * per_option * sizeof(uint32_t);
+  uint32_t* counters = counter_bytes_ > 0 ? static_cast<uint32_t*>(Alloc(counter_bytes_, "the ready counters")) : nullptr;
+  params_.merge_counters = options.attention_merge ? counters : nullptr;
+  params_.qkv_counters = options.qkv_counters ? counters + (options.attention_merge ? per_option : 0) : nullptr;
   std::copy(qkv_producers, qkv_producers + kGpuMaxKvHeads, params_.qkv_producers);
   std::copy(no_barrier, no_barrier + kMaxBarrierMaskWaves / 32, params_.no_barrier);
   params_.buf_cand = p.buf_cand;
@@ -430,8 +430,9 @@ int32_t GpuExecutor::Run(const Launch& launch, const std::function<bool(int32_t)
   const int32_t running = kStatusRunning, zero = 0;
   CUDA_CHECK(cudaMemcpy(p.out_status, &running, 4, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(p.out_count, &zero, 4, cudaMemcpyHostToDevice));
-  if (p.merge_counters != nullptr) CUDA_CHECK(cudaMemset(p.merge_counters, 0, merge_counter_bytes_));  // MergeOnce's targets count from 0
-  if (p.qkv_counters != nullptr) CUDA_CHECK(cudaMemset(p.qkv_counters, 0, qkv_counter_bytes_));  // so do v31's
+  if (counter_bytes_ > 0) {  // the ready counters' targets count from 0 in each launch
+    CUDA_CHECK(cudaMemset(p.merge_counters != nullptr ? p.merge_counters : p.qkv_counters, 0, counter_bytes_));
+  }
   for (int n = 0; n < kMaxStepsPerLaunch; ++n) slots_[n] = 0;
   *cancel_ = 0;
   std::atomic_thread_fence(std::memory_order_seq_cst);

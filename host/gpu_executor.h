@@ -120,8 +120,9 @@ class GpuExecutor : public Executor {
   const Package& pkg_;
   std::string device_name_;
   size_t shared_bytes_ = 0;
-  size_t merge_counter_bytes_ = 0;  // GpuOptions::attention_merge: layers x K/V heads counters
-  size_t qkv_counter_bytes_ = 0;    // GpuOptions::qkv_counters: layers x K/V heads counters
+  // GpuOptions::attention_merge's and ::qkv_counters' counters, layers x K/V heads each, in one
+  // block (merge's first).
+  size_t counter_bytes_ = 0;
   int lm_head_wave_ = -1;
   // Device memory, freed even when the constructor throws half-way (members are destroyed).
   struct DeviceMemory {
