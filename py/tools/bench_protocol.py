@@ -32,6 +32,11 @@ def serve(runtime, answer, inp=None, out=None):
         print(json.dumps(reply), file=out, flush=True)
 
 
+def is_bench_flag(flag):
+    """Whether `flag` has the form host/bench's flags take on a command line: --name=value."""
+    return flag.startswith("--") and "=" in flag
+
+
 def unknown(parts):
     """The error for a command no server knows."""
     return ValueError(f"unknown command {' '.join(parts)!r}: context C REPS | generate N | kernels | quit")

@@ -22,6 +22,8 @@ import sys
 
 from absl import app, flags
 
+from tools import bench_protocol
+
 FLAGS = flags.FLAGS
 flags.DEFINE_multi_string("config", [], "NAME=BIN_DIR[:FLAG,FLAG...] (at least one).")
 flags.DEFINE_list("models", ["llama1b_shape", "smollm2_shape"], "Packages under --packages, without .tpkg.")
@@ -41,7 +43,7 @@ def parse_config(text):
     bin_dir, _, flag_text = rest.partition(":")
     extra = [f for f in flag_text.split(",") if f] if flag_text else []
     for f in extra:
-        if not f.startswith("--") or "=" not in f:
+        if not bench_protocol.is_bench_flag(f):
             raise ValueError(f"--config {text!r}: flag {f!r} is not --name=value")
     return name, bin_dir, extra
 

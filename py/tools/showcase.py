@@ -124,7 +124,7 @@ def tileinfer_argv():
     """host/bench's command line: the package, the prompt, the device, then --bench_flags.
     Raises app.UsageError for a bench flag that is not of the form --name=value."""
     for f in FLAGS.bench_flags:
-        if not f.startswith("--") or "=" not in f:
+        if not bench_protocol.is_bench_flag(f):
             raise app.UsageError(f"--bench_flags: '{f}' is not --name=value (e.g. --attention_tile_min=96)")
     return [FLAGS.bench, f"--package={FLAGS.package}", f"--prompt_ids={FLAGS.prompt_ids}",
             f"--device={'gpu' if FLAGS.device.startswith('cuda') else 'cpu'}", *FLAGS.bench_flags]
