@@ -7,6 +7,10 @@ set -u
 OUT=${OUT:-/tmp/gpu_out}; export OUT
 export PYTHONPATH=py:.
 tar -C .gpu -xJf .gpu/ab.tar.xz
+# The shape packages (a fresh machine has none; bench_windows.py reads /tmp/tileinfer_models)
+mkdir -p /tmp/tileinfer_models && .gpu/bin/probe > /tmp/tileinfer_models/target.json
+python3 tests/gpu/make_models.py --target_file=/tmp/tileinfer_models/target.json --out_dir=/tmp/tileinfer_models \
+  --models=llama1b_shape,smollm2_shape 2>&1 | grep -v "^I"
 for d in a b c bin; do echo "$d: $(grep -E 'registers' .gpu/$d/worker_kernel_worker.ptxas.txt | tail -1)"; done
 timeout 540 python3 py/tools/bench_windows.py --config=A0=.gpu/a --config=R2=.gpu/b --config=R=.gpu/c \
   --config=A=.gpu/bin --config=RQ=.gpu/c:--qkv_counters=true \
