@@ -220,112 +220,6 @@ __device__ __forceinline__ void AttendChunkTiles(const float* q, const uint16_t*
   }
 }
 
-// ATTENTION's chunks merged once per K/V head, in the ATTENTION wave (experiment v30;
-// WorkerParams::merge_counters), instead of by every ATTN_OUT task for every head. Every
-// chunk's task but the last adds 1 to its (layer, K/V head) counter with release semantics
-// after its records are written (the caller's last __syncthreads orders the block's stores
-// before thread 0's add, as in CounterBarrier). The last chunk's task (it holds position pos,
-// so it is never empty) waits, with acquire semantics, until the step's other chunks of its
-// head have added theirs (step s of the launch: (s + 1) x (n_chunks - 1)), merges its query
-// heads' non-empty chunks (m* = max_c m_c, e_c = e^(m_c - m*), l = sum_c l_c e_c in chunk
-// order; o = sum_c o_c e_c / l, each element pair's chunks in MergeParts contiguous runs
-// summed in order by one thread each, then the runs in order), and writes (o, 0, 1) over its
-// own records; ATTN_OUT then reads one chunk and divides by 1. The runs sum in another order
-// than OpAttnOut's merge, so results differ from the option off in the last bits. With one
-// non-empty chunk there is nothing to merge and its records stay (o, m, l). No deadlock: the
-// host requires at most one ATTENTION task per worker and wave, so every task waited for runs
-// on another worker and waits for nothing but its QKV rows (v31, whose producers wait for
-// nothing); and a work area of MergeWorkFloats.
-__device__ __forceinline__ void MergeOnce(const format::TaskRecord& t, const StepContext& c) {
-  // Everything from the record again, not kept live across the attention code (register pressure).
-  const WorkerParams& p = c.p;
-  const int kv = static_cast<int>(t.param0), chunk = static_cast<int>(t.slot), n_chunks = static_cast<int>(t.param1);
-  const int ctx = c.pos + 1, span = max((ctx + n_chunks - 1) / n_chunks, static_cast<int>(t.param2));
-  const int first = max(0, n_chunks - (ctx + span - 1) / span), layer = static_cast<int>(t.layer);
-  const int HD = p.head_dim, group = p.heads / p.kv_heads, stride = HD + 2, nc = n_chunks - first;
-  uint32_t* counter = p.merge_counters + layer * p.kv_heads + kv;
-  if (chunk != n_chunks - 1) {
-    if (threadIdx.x == 0) AddRelease(counter);
-    return;
-  }
-  if (nc == 1) return;
-  WaitAtLeast(counter, static_cast<uint32_t>(c.pos - p.start_pos + 1) * static_cast<uint32_t>(n_chunks - 1));
-  float* records = c.F32(t.out_buf);
-  const size_t chunk_stride = static_cast<size_t>(p.heads) * stride;
-  const float* base = records + (static_cast<size_t>(first) * p.heads + kv * group) * stride;  // chunk first, head 0
-  const int pairs = group * HD / 2, parts = MergeParts(pairs, nc), run = (nc + parts - 1) / parts;
-  float* merged = c.smem;             // (group, HD)
-  float* mxs = merged + group * HD;   // (group)
-  float* wgt = mxs + group;           // (group, nc): m_c, then e^(m_c - m*)
-  float* lc = wgt + group * nc;       // (group, nc): l_c; then [h * nc] = sum_c l_c e^(m_c - m*)
-  float* partial = lc + group * nc;   // (pairs, parts, 2)
-  for (int idx = threadIdx.x; idx < group * nc; idx += kThreads) {
-    const float* pc = base + (idx % nc) * chunk_stride + (idx / nc) * stride;
-    wgt[idx] = pc[HD];
-    lc[idx] = pc[HD + 1];
-  }
-  __syncthreads();
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  for (int h = warp; h < group; h += kWarps) {  // m* per head: a warp's maximum (exact in any order)
-    float mx = -INFINITY;
-    for (int k = lane; k < nc; k += 32) mx = fmaxf(mx, wgt[h * nc + k]);
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
-    if (lane == 0) mxs[h] = mx;
-  }
-  __syncthreads();
-  for (int idx = threadIdx.x; idx < group * nc; idx += kThreads) wgt[idx] = expf(wgt[idx] - mxs[idx / nc]);
-  __syncthreads();
-  for (int h = threadIdx.x; h < group; h += kThreads) {  // the denominator, chunks in order
-    float l = 0;
-    for (int k = 0; k < nc; ++k) l += lc[h * nc + k] * wgt[h * nc + k];
-    lc[h * nc] = l;
-  }
-  constexpr int kMergeBatch = 4;  // a run's four chunks' loads in flight
-  for (int slot = threadIdx.x; slot < pairs * parts; slot += kThreads) {
-    const int pair = slot / parts, part = slot - pair * parts;
-    const int i = 2 * pair, h = i / HD, d = i - h * HD;
-    const float* pc = base + h * stride + d;
-    const float* e = wgt + h * nc;
-    const int k_end = min(nc, (part + 1) * run);
-    float o0 = 0, o1 = 0;
-    for (int k0 = part * run; k0 < k_end; k0 += kMergeBatch) {
-      float2 v[kMergeBatch];
-#pragma unroll
-      for (int u = 0; u < kMergeBatch; ++u) {
-        v[u] = k0 + u < k_end ? *reinterpret_cast<const float2*>(pc + (k0 + u) * chunk_stride) : make_float2(0, 0);
-      }
-#pragma unroll
-      for (int u = 0; u < kMergeBatch; ++u) {
-        if (k0 + u < k_end) {
-          o0 += v[u].x * e[k0 + u];
-          o1 += v[u].y * e[k0 + u];
-        }
-      }
-    }
-    partial[2 * slot] = o0;
-    partial[2 * slot + 1] = o1;
-  }
-  __syncthreads();
-  for (int pair = threadIdx.x; pair < pairs; pair += kThreads) {  // the runs in order
-    float o0 = 0, o1 = 0;
-    for (int part = 0; part < parts; ++part) {
-      o0 += partial[2 * (pair * parts + part)];
-      o1 += partial[2 * (pair * parts + part) + 1];
-    }
-    const int h = 2 * pair / HD;
-    merged[2 * pair] = o0 / lc[h * nc];
-    merged[2 * pair + 1] = o1 / lc[h * nc];
-  }
-  __syncthreads();  // every record read before the last chunk's own are overwritten
-  float* own = records + (static_cast<size_t>(chunk) * p.heads + kv * group) * stride;
-  for (int i = threadIdx.x; i < group * stride; i += kThreads) {
-    const int h = i / stride, d = i - h * stride;
-    own[i] = d < HD ? merged[h * HD + d] : (d == HD ? 0.0f : 1.0f);
-  }
-  __syncthreads();
-}
-
 __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const StepContext& c) {
   const WorkerParams& p = c.p;
   const int HD = p.head_dim, half = HD / 2, KV = p.kv_heads * HD, Q = p.heads * HD;
@@ -341,10 +235,6 @@ __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const S
   uint16_t* kc = static_cast<uint16_t*>(p.buffers[t.aux_buf]) + static_cast<size_t>(t.layer) * 2 * p.max_context * KV;
   uint16_t* vc = kc + static_cast<size_t>(p.max_context) * KV;
 
-  if (p.qkv_counters != nullptr) {  // v31: this K/V head's QKV rows, instead of a grid barrier (acquire)
-    WaitAtLeast(p.qkv_counters + t.layer * p.kv_heads + kv,
-                static_cast<uint32_t>(c.pos - p.start_pos + 1) * p.qkv_producers[kv]);
-  }
   float* q = c.smem;  // (group, HD) roped queries
   for (int i = threadIdx.x; i < group * half; i += kThreads) {
     const int h = i / half, d = i % half;
@@ -439,7 +329,6 @@ __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const S
     out[i] = value;
   }
   __syncthreads();
-  if (p.merge_counters != nullptr) MergeOnce(t, c);
 }
 
 }  // namespace device

@@ -23,9 +23,7 @@ __device__ __forceinline__ void OpAttnOut(const format::TaskRecord& t, const Ste
   // chunk ch is non-empty iff ch >= n_chunks - ceil(ctx / span) (see op_attention.cuh).
   const int ctx = c.pos + 1;
   const int span = max((ctx + n_chunks - 1) / n_chunks, p.attention_min_chunk);
-  // With ATTENTION's merge once per K/V head (MergeOnce, op_attention.cuh) the last chunk's
-  // records hold the merged heads, (o, 0, 1), or the only non-empty chunk's (o, m, l).
-  const int first = p.merge_counters != nullptr ? n_chunks - 1 : max(0, n_chunks - (ctx + span - 1) / span);
+  const int first = max(0, n_chunks - (ctx + span - 1) / span);
   const int nc = n_chunks - first;  // >= 1
   float* attn = c.smem;             // Q floats
   float* wgt = attn + Q;            // (NH, nc): m_c, then e^(m_c - m*)

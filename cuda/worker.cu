@@ -1,7 +1,6 @@
 // The persistent worker: one cooperative launch executes up to kMaxStepsPerLaunch token
 // steps of a validated plan. Block b is plan worker b; it runs its own tasks, wave by wave,
-// and meets every other block at a grid barrier after each wave (but the QKV waves whose
-// ATTENTION waits on counters instead: WorkerParams::no_barrier, v31). It makes no scheduling
+// and meets every other block at a grid barrier after each wave. It makes no scheduling
 // decision: the plan fixed every task's worker and wave; only the token decides anything.
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
@@ -117,10 +116,8 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
       if (!skip) {
         if (recorder && !cancel_published) p.cancel_seen[s & 1] = cancel_now;
         cancel_published = true;
-        // v31: none after a QKV wave whose ATTENTION waits on counters (uniform over the grid)
-        const bool barrier = w >= kMaxBarrierMaskWaves || ((p.no_barrier[w >> 5] >> (w & 31)) & 1u) == 0;
         if (trace) TraceBegin(p.trace + p.trace_entries + worker * p.n_waves + w);
-        if (barrier) grid.sync();
+        grid.sync();
         if (trace) TraceEnd(p.trace + p.trace_entries + worker * p.n_waves + w);
       }
     }

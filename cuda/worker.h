@@ -2,8 +2,7 @@
 //
 // One cooperative launch runs up to kMaxStepsPerLaunch consecutive token steps. Every block
 // is one plan worker; it executes its own tasks wave by wave and meets the others at a grid
-// barrier after each wave (with the v31 option, none after the QKV waves: WorkerParams::
-// no_barrier). Between steps every block picks the next token from the LM_HEAD
+// barrier after each wave. Between steps every block picks the next token from the LM_HEAD
 // candidate slots by the same rule (largest logit, lowest id among ties), so all blocks agree
 // without any extra communication; block 0 records it.
 #pragma once
@@ -22,8 +21,6 @@ inline constexpr int kMaxStopIds = 16;
 inline constexpr int kGpuMaxHeadDim = 128;        // head_dim the GPU path supports
 inline constexpr int kGpuMaxGroup = 8;            // query heads per K/V head it supports
 inline constexpr int kMaxPhases = 6;              // phase marks per task (WorkerParams::trace_phases)
-inline constexpr int kGpuMaxKvHeads = 32;         // K/V heads WorkerParams::qkv_producers holds
-inline constexpr int kMaxBarrierMaskWaves = 256;  // waves WorkerParams::no_barrier covers
 
 // Status words the kernel leaves for the host (device memory, int32 each).
 enum WorkerStatus : int32_t {
@@ -41,41 +38,6 @@ __host__ __device__
 #endif
 inline constexpr uint64_t StreamSlot(int n, int32_t token) {
   return (static_cast<uint64_t>(n + 1) << 32) | static_cast<uint32_t>(token);
-}
-
-// ATTENTION's merge once per K/V head (experiment v30; cuda/op_attention.cuh, MergeOnce):
-// how many threads share one element pair of a head (each sums a contiguous run of the
-// chunks, at most 8 runs), and the work-area floats the merge uses (merged values, maxima,
-// weights, denominators, the runs' partial sums) for `chunks` chunks per K/V head.
-#ifdef __CUDACC__
-__host__ __device__
-#endif
-inline constexpr int MergeParts(int pairs, int chunks) {
-  const int by_threads = kWorkerThreads / pairs > 1 ? kWorkerThreads / pairs : 1;
-  const int parts = by_threads < 8 ? by_threads : 8;
-  return parts < chunks ? parts : (chunks > 1 ? chunks : 1);
-}
-#ifdef __CUDACC__
-__host__ __device__
-#endif
-inline constexpr size_t MergeWorkFloats(int group, int head_dim, int chunks) {
-  return static_cast<size_t>(group) * head_dim * (1 + MergeParts(group * head_dim / 2, chunks)) +
-         static_cast<size_t>(group) * (2 * static_cast<size_t>(chunks) + 1);
-}
-
-// QKV's readiness per K/V head (experiment v31; WorkerParams::qkv_counters): whether QKV
-// output rows [row_begin, row_end) (the fused q, k, v rows: Q = heads x head_dim of q, then
-// KV = kv_heads x head_dim of k, then of v) hold any row K/V head h's ATTENTION tasks read: its
-// group's q rows, its k rows or its v rows.
-#ifdef __CUDACC__
-__host__ __device__
-#endif
-inline constexpr bool QkvTouches(uint32_t row_begin, uint32_t row_end, int h, int head_dim, int group, int heads,
-                                 int kv_heads) {
-  const uint32_t q0 = static_cast<uint32_t>(h * group * head_dim), q1 = q0 + static_cast<uint32_t>(group * head_dim);
-  const uint32_t k0 = static_cast<uint32_t>(heads * head_dim + h * head_dim), k1 = k0 + static_cast<uint32_t>(head_dim);
-  const uint32_t v0 = k0 + static_cast<uint32_t>(kv_heads * head_dim), v1 = v0 + static_cast<uint32_t>(head_dim);
-  return (row_begin < q1 && q0 < row_end) || (row_begin < k1 && k0 < row_end) || (row_begin < v1 && v0 < row_end);
 }
 
 struct WorkerParams {
@@ -103,17 +65,6 @@ struct WorkerParams {
   int max_context;
   int attention_min_chunk;            // plan.attention_min_chunk (== ATTENTION param2)
   int attention_tile_min;             // ATTENTION in tiles in steps whose chunks hold >= this (op_attention.cuh)
-  // ATTENTION's merge once per K/V head (op_attention.cuh, MergeOnce), nullptr: off. One
-  // counter per (layer, K/V head), zeroed by the host before each launch.
-  uint32_t* merge_counters;
-  // ATTENTION waits for its K/V head's QKV rows (OpRmsNormGemv's adds, OpAttention's wait)
-  // instead of the grid barrier after each QKV wave (experiment v31). nullptr: off. One counter
-  // per (layer, K/V head), zeroed by the host before each launch; qkv_producers[h]: the QKV
-  // tasks of a layer that touch K/V head h (QkvTouches; the same in every layer); no_barrier:
-  // bit w % 32 of word w / 32 set = no grid barrier after wave w (waves < kMaxBarrierMaskWaves).
-  uint32_t* qkv_counters;
-  uint16_t qkv_producers[kGpuMaxKvHeads];
-  uint32_t no_barrier[kMaxBarrierMaskWaves / 32];
   uint32_t buf_cand;
   int n_cand;
   uint32_t buf_logits;

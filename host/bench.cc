@@ -39,8 +39,6 @@ DEFINE_string(device, "gpu", "gpu, or cpu (to try the harness without a GPU).");
 DEFINE_string(prompt_ids, "1,4093,198,1780,314,260,3575,282,4649,47,2,198,1,520,9531,198",
               "Prompt of `generate` (ids).");
 DEFINE_int32(attention_tile_min, tileinfer::GpuOptions{}.attention_tile_min, "GPU: ATTENTION in tiles (positions over lanes) in steps whose chunks hold at least this many positions.");
-DEFINE_bool(attention_merge, false, "GPU (experiment v30): ATTENTION merges its chunks once per K/V head, waited on through counters, instead of every ATTN_OUT task.");
-DEFINE_bool(qkv_counters, false, "GPU (experiment v31): no grid barrier after the QKV waves; ATTENTION waits on its K/V head's QKV rows through counters.");
 DEFINE_bool(check_target, true, "GPU: refuse a package made for another GPU or worker build.");
 DEFINE_int32(seed, 1234, "Seed of the tokens behind the K/V rows and in the windows.");
 
@@ -58,8 +56,6 @@ class Server {
       GpuOptions o;
       o.check_target = FLAGS_check_target;
       o.attention_tile_min = FLAGS_attention_tile_min;
-      o.attention_merge = FLAGS_attention_merge;
-      o.qkv_counters = FLAGS_qkv_counters;
       gpu_ = std::make_unique<GpuExecutor>(pkg, o);
       exec_ = gpu_.get();
     } else if (FLAGS_device == "cpu") {

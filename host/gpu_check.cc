@@ -45,8 +45,6 @@ DEFINE_string(tokens_out, "", "Write the generation's prompt and tokens here (co
 DEFINE_int32(carveout, tileinfer::GpuOptions{}.carveout, "GPU: the worker's preferred shared-memory carveout, percent (0: most L1; -1: driver's choice).");
 DEFINE_bool(cache_records, tileinfer::GpuOptions{}.cache_records, "GPU: copy each worker's task records to its shared memory once per launch.");
 DEFINE_int32(attention_tile_min, tileinfer::GpuOptions{}.attention_tile_min, "GPU: ATTENTION in tiles (positions over lanes) in steps whose chunks hold at least this many positions.");
-DEFINE_bool(attention_merge, false, "GPU (experiment v30): ATTENTION merges its chunks once per K/V head, waited on through counters, instead of every ATTN_OUT task.");
-DEFINE_bool(qkv_counters, false, "GPU (experiment v31): no grid barrier after the QKV waves; ATTENTION waits on its K/V head's QKV rows through counters.");
 DEFINE_bool(check_target, true, "Refuse a package made for another GPU or worker build.");
 DEFINE_int32(threads, 0, "CPU executor threads.");
 DEFINE_int32(sampling_checks, 120, "Sampled steps whose in-kernel choice must equal the CPU sampler's on the same logits (0: skip).");
@@ -209,9 +207,7 @@ bool CheckOutOfMemory(const Package& pkg, int token) {
 // One traced step at context `context` of a greedy generation from a one-token prompt,
 // written as JSON: the model's shape, then per task (package order) its worker, wave, opcode,
 // layer, rows, slot and (begin, end) in ns of %globaltimer and in SM clocks; then per worker
-// and wave the grid barrier's (arrival, exit); "no_barrier_waves": the waves with no grid barrier
-// after them (--qkv_counters), whose (arrival, exit) are both the worker's end of the wave. A
-// phase-trace build (bazel
+// and wave the grid barrier's (arrival, exit). A phase-trace build (bazel
 // --define=phase_trace=1) adds "phases_clk": per task (package order, as "tasks") its
 // kMaxPhases SM clocks of the phase marks inside it (PhaseMark, cuda/common.cuh), 0 = no
 // mark. py/tools/trace_report.py reads it.
@@ -255,7 +251,7 @@ void WriteTrace(GpuExecutor& gpu, const Package& pkg, int context, const std::st
       {"hidden", m.hidden}, {"ffn", m.ffn}, {"layers", m.layers}, {"heads", m.heads},
       {"kv_heads", m.kv_heads}, {"head_dim", m.head_dim}, {"vocab", m.vocab}, {"workers", pp.workers},
       {"waves", pp.waves}, {"attention_min_chunk", pp.attention_min_chunk},
-      {"tasks", task_rows}, {"barriers", barrier_rows}, {"no_barrier_waves", gpu.NoBarrierWaves()}};
+      {"tasks", task_rows}, {"barriers", barrier_rows}};
   if (!phases.empty()) trace["phases_clk"] = phase_rows;
   std::ofstream out(path);
   out << trace.dump() << "\n";
@@ -271,8 +267,6 @@ int Run() {
   options.cache_records = FLAGS_cache_records;
   options.carveout = FLAGS_carveout;
   options.attention_tile_min = FLAGS_attention_tile_min;
-  options.attention_merge = FLAGS_attention_merge;
-  options.qkv_counters = FLAGS_qkv_counters;
   GpuExecutor gpu(*pkg, options);
   std::printf("gpu_check: %s on %s\n", pkg->path().c_str(), gpu.name().c_str());
   std::vector<int> contexts = ParseIntList(FLAGS_contexts, "--contexts");

@@ -55,131 +55,6 @@ void* GpuExecutor::Alloc(size_t bytes, const char* what) {
   return ptr;
 }
 
-std::string AttentionMergePlanError(const format::TaskRecord* tasks, size_t n, int workers, int waves, int layers,
-                                    int kv_heads, int chunks) {
-  // MergeOnce waits, inside the ATTENTION wave, for the other chunks' tasks of its K/V head:
-  // safe only if each of them runs on a worker of its own (none is queued behind a waiter),
-  // and its counter reaches (step + 1) x (n_chunks - 1) exactly when they are done only if
-  // every (layer, K/V head) has each chunk's task once, all in one wave, writing one buffer.
-  // The validator does not require either (the plans the planner writes have both).
-  std::vector<int> seen(static_cast<size_t>(workers) * waves, 0);
-  struct Head {
-    uint32_t wave = 0, out_buf = 0;
-    std::vector<int> chunks;
-  };
-  std::vector<Head> heads(static_cast<size_t>(layers) * kv_heads);
-  for (size_t i = 0; i < n; ++i) {
-    const format::TaskRecord& t = tasks[i];
-    if (t.opcode != static_cast<uint16_t>(format::Opcode::ATTENTION)) continue;
-    if (t.worker >= static_cast<uint32_t>(workers) || t.wave >= static_cast<uint32_t>(waves) ||
-        t.layer >= static_cast<uint32_t>(layers) || t.param0 >= static_cast<uint32_t>(kv_heads) ||
-        t.slot >= static_cast<uint32_t>(chunks)) {
-      return "found an ATTENTION task outside the plan's workers, waves, layers, K/V heads or chunks";
-    }
-    if (++seen[static_cast<size_t>(t.wave) * workers + t.worker] > 1) {
-      return "needs at most one ATTENTION task per worker and wave; worker " + std::to_string(t.worker) +
-             " has more in wave " + std::to_string(t.wave);
-    }
-    Head& h = heads[static_cast<size_t>(t.layer) * kv_heads + t.param0];
-    if (h.chunks.empty()) {
-      h.chunks.assign(chunks, 0);
-      h.wave = t.wave;
-      h.out_buf = t.out_buf;
-    }
-    if (t.wave != h.wave || t.out_buf != h.out_buf || ++h.chunks[t.slot] > 1) {
-      return "needs each chunk of layer " + std::to_string(t.layer) + ", K/V head " + std::to_string(t.param0) +
-             " once, in one wave, writing one buffer; chunk " + std::to_string(t.slot) + " breaks that";
-    }
-  }
-  for (size_t i = 0; i < heads.size(); ++i) {
-    const auto& c = heads[i].chunks;
-    if (c.empty() || std::find(c.begin(), c.end(), 0) != c.end()) {
-      return "needs every chunk of layer " + std::to_string(i / kv_heads) + ", K/V head " +
-             std::to_string(i % kv_heads) + " in the plan";
-    }
-  }
-  return "";
-}
-
-std::string QkvCountersPlanError(const format::TaskRecord* tasks, size_t n, int waves, int layers, int heads,
-                                 int kv_heads, int head_dim, uint16_t* producers, uint32_t* no_barrier) {
-  if (kv_heads > kGpuMaxKvHeads || kv_heads < 1 || heads % kv_heads != 0) {
-    return "covers 1.." + std::to_string(kGpuMaxKvHeads) + " K/V heads dividing the query heads";
-  }
-  constexpr uint32_t kNone = ~0u;
-  std::vector<uint32_t> qkv_wave(layers, kNone), attention_wave(layers, kNone);
-  std::vector<uint32_t> qkv_in(layers, kNone), qkv_out(layers, kNone);  // buffer ids, per layer
-  std::vector<uint32_t> touching(static_cast<size_t>(layers) * kv_heads, 0);
-  std::vector<int> kinds(waves, 0);  // bit 0: QKV, bit 1: ATTENTION, bit 2: anything else
-  const int group = heads / kv_heads;
-  for (size_t i = 0; i < n; ++i) {
-    const format::TaskRecord& t = tasks[i];
-    const auto op = static_cast<format::Opcode>(t.opcode);
-    if (t.wave >= static_cast<uint32_t>(waves)) return "found a task outside the plan's waves";
-    const bool qkv = op == format::Opcode::RMSNORM_GEMV, attention = op == format::Opcode::ATTENTION;
-    kinds[t.wave] |= qkv ? 1 : attention ? 2 : 4;
-    if (!qkv && !attention) continue;
-    if (t.layer >= static_cast<uint32_t>(layers)) return "found a task outside the plan's layers";
-    uint32_t& wave = qkv ? qkv_wave[t.layer] : attention_wave[t.layer];
-    if (wave != kNone && wave != t.wave) {
-      return std::string("needs each layer's ") + (qkv ? "QKV" : "ATTENTION") + " tasks in one wave; layer " +
-             std::to_string(t.layer) + " has them in waves " + std::to_string(wave) + " and " + std::to_string(t.wave);
-    }
-    wave = t.wave;
-    // The skipped barrier orders nothing but the counters: ATTENTION must read the QKV output
-    // and write neither it nor the QKV input (the validator assumes a barrier after every wave).
-    if (qkv) {
-      if ((qkv_in[t.layer] != kNone && qkv_in[t.layer] != t.in_buf) ||
-          (qkv_out[t.layer] != kNone && qkv_out[t.layer] != t.out_buf)) {
-        return "needs each layer's QKV tasks to read one buffer and write one; layer " + std::to_string(t.layer) +
-               " does not";
-      }
-      qkv_in[t.layer] = t.in_buf;
-      qkv_out[t.layer] = t.out_buf;
-    }
-    if (qkv) {
-      for (int h = 0; h < kv_heads; ++h) {
-        touching[static_cast<size_t>(t.layer) * kv_heads + h] +=
-            QkvTouches(t.row_begin, t.row_end, h, head_dim, group, heads, kv_heads) ? 1 : 0;
-      }
-    }
-  }
-  for (size_t i = 0; i < n; ++i) {
-    const format::TaskRecord& t = tasks[i];
-    if (t.opcode != static_cast<uint16_t>(format::Opcode::ATTENTION)) continue;
-    if (t.in_buf != qkv_out[t.layer] || t.out_buf == qkv_in[t.layer] || t.out_buf == qkv_out[t.layer] ||
-        t.aux_buf == qkv_in[t.layer] || t.aux_buf == qkv_out[t.layer]) {
-      return "needs layer " + std::to_string(t.layer) + "'s ATTENTION tasks to read the QKV output and write " +
-             "neither it nor the QKV input";
-    }
-  }
-  std::fill(no_barrier, no_barrier + kMaxBarrierMaskWaves / 32, 0u);
-  for (int l = 0; l < layers; ++l) {
-    const uint32_t wq = qkv_wave[l], wa = attention_wave[l];
-    if (wq == kNone || wa == kNone || wa != wq + 1) {
-      return "needs each layer's ATTENTION wave right after its QKV wave; layer " + std::to_string(l) + " breaks that";
-    }
-    if (wq >= static_cast<uint32_t>(kMaxBarrierMaskWaves)) {
-      return "covers QKV waves below " + std::to_string(kMaxBarrierMaskWaves) + "; layer " + std::to_string(l) +
-             "'s is wave " + std::to_string(wq);
-    }
-    if (kinds[wq] != 1 || kinds[wa] != 2) {
-      return "needs the QKV and ATTENTION waves of layer " + std::to_string(l) + " to hold nothing else";
-    }
-    no_barrier[wq / 32] |= 1u << (wq % 32);
-    for (int h = 0; h < kv_heads; ++h) {
-      const uint32_t c = touching[static_cast<size_t>(l) * kv_heads + h];
-      if (c == 0 || c > 0xFFFFu || (l > 0 && c != producers[h])) {
-        return "needs every K/V head fed by the same number (1..65535) of QKV tasks in every layer; K/V head " +
-               std::to_string(h) + " of layer " + std::to_string(l) + " has " + std::to_string(c) +
-               (l > 0 ? " (layer 0: " + std::to_string(producers[h]) + ")" : "");
-      }
-      producers[h] = static_cast<uint16_t>(c);
-    }
-  }
-  return "";
-}
-
 GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
     : pkg_(pkg), launch_timeout_s_(options.launch_timeout_s) {
   int count = 0;
@@ -247,23 +122,6 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
     throw Error("attention_tile_min " + std::to_string(options.attention_tile_min) +
                 ": give the chunk length (positions, >= 1) from which ATTENTION works in tiles");
   }
-  if (options.attention_merge) {
-    const size_t merge_bytes = MergeWorkFloats(group, m.head_dim, p.attention_chunks) * sizeof(float);
-    if (merge_bytes > work_bytes) {
-      throw Error("attention_merge needs " + std::to_string(merge_bytes) + " bytes of the worker's work area, this plan gives " +
-                  std::to_string(work_bytes) + ": leave attention_merge off");
-    }
-    const std::string why = AttentionMergePlanError(tasks.data, tasks.size, p.workers, p.waves, m.layers, m.kv_heads,
-                                                     p.attention_chunks);
-    if (!why.empty()) throw Error("attention_merge " + why + ": leave attention_merge off (or re-plan with the planner)");
-  }
-  uint16_t qkv_producers[kGpuMaxKvHeads] = {};
-  uint32_t no_barrier[kMaxBarrierMaskWaves / 32] = {};
-  if (options.qkv_counters) {
-    const std::string why = QkvCountersPlanError(tasks.data, tasks.size, p.waves, m.layers, m.heads, m.kv_heads,
-                                                  m.head_dim, qkv_producers, no_barrier);
-    if (!why.empty()) throw Error("qkv_counters " + why + ": leave qkv_counters off for this package");
-  }
   const std::string carve = SetWorkerCarveout(options.carveout);
   if (!carve.empty()) throw Error(carve);
   int blocks_per_sm = 0, regs = 0, local = 0;
@@ -315,14 +173,6 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   params_.max_context = p.max_context;
   params_.attention_min_chunk = p.attention_min_chunk;
   params_.attention_tile_min = options.attention_tile_min;
-  // The ready counters of the options (layers x K/V heads each), in one block that each launch zeroes.
-  const size_t per_option = static_cast<size_t>(m.layers) * m.kv_heads;
-  counter_bytes_ = (options.attention_merge + options.qkv_counters) * per_option * sizeof(uint32_t);
-  uint32_t* counters = counter_bytes_ > 0 ? static_cast<uint32_t*>(Alloc(counter_bytes_, "the ready counters")) : nullptr;
-  params_.merge_counters = options.attention_merge ? counters : nullptr;
-  params_.qkv_counters = options.qkv_counters ? counters + (options.attention_merge ? per_option : 0) : nullptr;
-  std::copy(qkv_producers, qkv_producers + kGpuMaxKvHeads, params_.qkv_producers);
-  std::copy(no_barrier, no_barrier + kMaxBarrierMaskWaves / 32, params_.no_barrier);
   params_.buf_cand = p.buf_cand;
   params_.n_cand = p.lm_head_slots;
   params_.buf_logits = p.buf_logits;
@@ -361,14 +211,6 @@ std::string GpuExecutor::name() const {
 void GpuExecutor::set_step_sampling(const SamplingOptions& options) {
   CheckSamplingOptions(options);
   step_sampling_ = options;
-}
-
-std::vector<int> GpuExecutor::NoBarrierWaves() const {
-  std::vector<int> waves;
-  for (int w = 0; w < std::min(params_.n_waves, kMaxBarrierMaskWaves); ++w) {
-    if ((params_.no_barrier[w / 32] >> (w % 32)) & 1u) waves.push_back(w);
-  }
-  return waves;
 }
 
 size_t GpuExecutor::TraceEventCount() const {
@@ -430,9 +272,6 @@ int32_t GpuExecutor::Run(const Launch& launch, const std::function<bool(int32_t)
   const int32_t running = kStatusRunning, zero = 0;
   CUDA_CHECK(cudaMemcpy(p.out_status, &running, 4, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(p.out_count, &zero, 4, cudaMemcpyHostToDevice));
-  if (counter_bytes_ > 0) {  // the ready counters' targets count from 0 in each launch
-    CUDA_CHECK(cudaMemset(p.merge_counters != nullptr ? p.merge_counters : p.qkv_counters, 0, counter_bytes_));
-  }
   for (int n = 0; n < kMaxStepsPerLaunch; ++n) slots_[n] = 0;
   *cancel_ = 0;
   std::atomic_thread_fence(std::memory_order_seq_cst);

@@ -29,36 +29,11 @@ struct GpuOptions {
   // tiles beat the batches by 6% (1B at 96 positions, SmolLM2 at 70 and 93) and lose 1.4% to
   // the unbatched loop (1B at 64).
   int attention_tile_min = 65;
-  // Experiment v30: ATTENTION's chunks merged once per K/V head in the ATTENTION wave, waited
-  // on through a counter per (layer, K/V head), instead of by every ATTN_OUT task
-  // (cuda/op_attention.cuh, MergeOnce). Needs at most one ATTENTION task per worker and wave.
-  bool attention_merge = false;
-  // Experiment v31: no grid barrier after each QKV wave; each ATTENTION task waits instead for
-  // its K/V head's QKV rows through a counter per (layer, K/V head) (cuda/op_rmsnorm_gemv.cuh,
-  // cuda/op_attention.cuh). Needs the plan's shape that QkvCountersPlanError checks.
-  bool qkv_counters = false;
   // A launch still running after this many seconds is reported as an error (a hang, or a
   // GPU far slower than any this was measured on; under compute-sanitizer racecheck a tiny
   // model's 64-step launch takes ~20 s). The executor is unusable afterwards.
   double launch_timeout_s = 600;
 };
-
-// The plan requirements of GpuOptions::attention_merge (cuda/op_attention.cuh, MergeOnce):
-// at most one ATTENTION task per worker and wave, and for every (layer, K/V head) each of the
-// `chunks` chunks' tasks exactly once, all in one wave, writing one buffer. Returns "" when
-// the `n` task records meet them, else what breaks them.
-std::string AttentionMergePlanError(const format::TaskRecord* tasks, size_t n, int workers, int waves, int layers,
-                                    int kv_heads, int chunks);
-
-// The plan requirements of GpuOptions::qkv_counters: every layer's RMSNORM_GEMV (QKV) tasks in
-// one wave below kMaxBarrierMaskWaves holding nothing else, reading one buffer and writing
-// one; its ATTENTION tasks alone in the next wave, reading that output and writing neither
-// buffer; at most kGpuMaxKvHeads K/V heads, each fed by the same number of QKV tasks
-// (QkvTouches, cuda/worker.h) in every layer, at least one. On success
-// returns "" and fills producers[h] (kv_heads entries) and the no-barrier mask (bit w of
-// no_barrier[w / 32]: the QKV waves); else what breaks the requirements.
-std::string QkvCountersPlanError(const format::TaskRecord* tasks, size_t n, int waves, int layers, int heads,
-                                 int kv_heads, int head_dim, uint16_t* producers, uint32_t* no_barrier);
 
 class GpuExecutor : public Executor {
  public:
@@ -98,8 +73,6 @@ class GpuExecutor : public Executor {
   // --define=phase_trace=1) and set_trace was called.
   std::vector<unsigned long long> TracePhases() const;
   const std::vector<uint32_t>& task_order() const { return task_order_; }
-  // The waves the worker runs without a grid barrier after them (GpuOptions::qkv_counters).
-  std::vector<int> NoBarrierWaves() const;
 
  private:
   struct Launch {
@@ -120,9 +93,6 @@ class GpuExecutor : public Executor {
   const Package& pkg_;
   std::string device_name_;
   size_t shared_bytes_ = 0;
-  // GpuOptions::attention_merge's and ::qkv_counters' counters, layers x K/V heads each, in one
-  // block (merge's first).
-  size_t counter_bytes_ = 0;
   int lm_head_wave_ = -1;
   // Device memory, freed even when the constructor throws half-way (members are destroyed).
   struct DeviceMemory {

@@ -1,7 +1,7 @@
 """Same-run A/B of TileInfer builds and settings on bench windows (runs on the GPU machine).
 
 Usage (from the repository root, PYTHONPATH=py):
-  python3 py/tools/bench_windows.py --config=A=.gpu/bin --config=M=.gpu/bin:--attention_merge=true \\
+  python3 py/tools/bench_windows.py --config=A=.gpu/a --config=B=.gpu/bin:--attention_tile_min=1 \\
       --models=llama1b_shape,smollm2_shape --contexts=256,1024,4096 --out_dir=$OUT/bench
 
 For each of --blocks interleaved blocks, each model and each config (in that order), one
@@ -46,6 +46,11 @@ def parse_config(text):
         if not bench_protocol.is_bench_flag(f):
             raise ValueError(f"--config {text!r}: flag {f!r} is not --name=value")
     return name, bin_dir, extra
+
+
+def missing_packages(packages, models):
+    """The PACKAGES/MODEL.tpkg paths of `models` that are not files (a fresh GPU machine has none)."""
+    return [p for p in (os.path.join(packages, m + ".tpkg") for m in models) if not os.path.isfile(p)]
 
 
 def run(configs, models, packages, contexts, blocks, reps, out_dir, timeout_s=120):
@@ -118,6 +123,11 @@ def main(argv):
     names = [c[0] for c in configs]
     if len(set(names)) != len(names):
         raise app.UsageError(f"config names repeat: {names}")
+    missing = missing_packages(FLAGS.packages, FLAGS.models)
+    if missing:
+        raise app.UsageError(f"no package {', '.join(missing)}: make them first, e.g. `python3 tests/gpu/make_models.py "
+                             f"--target_file=T --out_dir={FLAGS.packages} --models={','.join(FLAGS.models)}` with T "
+                             "from the worker build's `probe` (ab_compare.sh and device_checks.sh leave them)")
     failures = run(configs, FLAGS.models, FLAGS.packages, FLAGS.contexts, FLAGS.blocks, FLAGS.reps, FLAGS.out_dir,
                    FLAGS.timeout_s)
     for f in failures:

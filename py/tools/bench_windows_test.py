@@ -11,11 +11,18 @@ from tools import bench_windows
 
 def test_parse_config():
     assert bench_windows.parse_config("A=.gpu/bin") == ("A", ".gpu/bin", [])
-    assert bench_windows.parse_config("M_1=.gpu/b:--attention_merge=true,--attention_tile_min=1") == (
-        "M_1", ".gpu/b", ["--attention_merge=true", "--attention_tile_min=1"])
+    assert bench_windows.parse_config("T_1=.gpu/b:--attention_tile_min=1,--seed=7") == (
+        "T_1", ".gpu/b", ["--attention_tile_min=1", "--seed=7"])
 
 
-@pytest.mark.parametrize("bad", ["A", "=.gpu/bin", "A=", "A=.gpu/bin:attention_merge=true", "A=.gpu/bin:--x",
+def test_missing_packages(tmp_path):
+    (tmp_path / "a.tpkg").write_bytes(b"x")
+    (tmp_path / "b.tpkg").mkdir()  # not a file
+    assert bench_windows.missing_packages(str(tmp_path), ["a", "b", "c"]) == [
+        str(tmp_path / "b.tpkg"), str(tmp_path / "c.tpkg")]
+
+
+@pytest.mark.parametrize("bad", ["A", "=.gpu/bin", "A=", "A=.gpu/bin:attention_tile_min=1", "A=.gpu/bin:--x",
                                  "A-B=.gpu/bin"])
 def test_parse_config_refuses(bad):
     with pytest.raises(ValueError):

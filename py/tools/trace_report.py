@@ -95,7 +95,8 @@ def analyse(trace, bandwidth_gbps):
     by_wave = collections.defaultdict(list)
     for t in trace["tasks"]:
         by_wave[t[1]].append(t)
-    no_barrier = set(trace.get("no_barrier_waves", []))  # v31: arrival = exit = the worker's end of the wave
+    # v31's traces (results/2026-11-30e-h200-counters): arrival = exit = the worker's end of the wave
+    no_barrier = set(trace.get("no_barrier_waves", []))
     rows = []
     start = min(t[8] for t in by_wave[0])
     prev = None  # the last wave that ran: a skipped wave has no exit times
@@ -154,7 +155,8 @@ def report(trace, rows, split):
                    f"{gbps:7.0f} {statistics.median(r['first_task_delay'] for r in rs):17.2f} "
                    f"{statistics.median(u for r in rs for u in r['task_us']):16.2f}")
     if trace.get("no_barrier_waves"):
-        out.append(f"{len(trace['no_barrier_waves'])} waves have no grid barrier after them (--qkv_counters): "
+        out.append(f"{len(trace['no_barrier_waves'])} waves have no grid barrier after them "
+                   "(v31's --qkv_counters, docs/experiments/counters-v30-v31.patch): "
                    "each ends with its slowest worker, and the next wave's span starts there, so its tasks' "
                    "overlap with them is not in its span")
     total = sum(split.values())
