@@ -316,7 +316,8 @@ __global__ void PipelineKernel(PipelineArgs a) {
             if (use > 0) WaitParity(SharedAddress(&empty[s]), static_cast<uint32_t>((use - 1) & 1));
             if (sh.loader_cp_async) {  // every lane: its 16-byte pieces of the chunk, then its arrival
               const uint32_t dst = SharedAddress(ring + static_cast<size_t>(s) * a.chunk);
-              for (uint32_t b = 16 * loader_lane; b < a.chunk; b += 512) {
+              constexpr uint32_t kWarpCopyBytes = 32 * 16;  // one cp.async of 16 bytes per lane
+              for (uint32_t b = 16 * loader_lane; b < a.chunk; b += kWarpCopyBytes) {
                 asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst + b), "l"(src + off + b)
                              : "memory");
               }
