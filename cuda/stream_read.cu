@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <initializer_list>
 #include <utility>
+#include <vector>
 
 #include "cuda/common.cuh"  // the worker's Dot8 and WarpSum, for StreamGemv
 
@@ -400,6 +401,124 @@ __global__ void PipelineKernel(PipelineArgs a) {
 #endif
 }
 
+
+// LoadedBarrier's kernel (stream_read.h). kUnroll: the plain loads in flight per lane, or 0
+// for the bulk ring. scratch: [0] the barrier counter, [32 * (b + 1)] block b's L2 word (a
+// 128-byte line each).
+struct LoadedBarrierArgs {
+  const uint8_t* data;
+  size_t per_block;  // bytes each block streams, wrapping around
+  int stream_warps, stages;
+  uint32_t chunk;
+  int barriers;
+  uint32_t gap_clk;
+  uint32_t* scratch;
+  unsigned long long* streamed;  // bytes, summed over blocks
+  uint32_t* record;              // block 0: per barrier, its clocks and the load's clocks
+  unsigned long long* clock_ns;  // block 0: clock64 and %globaltimer at start and end
+  uint32_t* sink;
+};
+
+template <int kUnroll>
+__global__ void __launch_bounds__((kLoadedBarrierWarp + 1) * 32, 1) LoadedBarrierKernel(LoadedBarrierArgs a) {
+#if __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(128) uint8_t ring[];
+  __shared__ alignas(8) uint64_t full[kMaxBulkStages];
+  __shared__ int stop;
+  __shared__ uint32_t loaded;  // the timed load's value (its use)
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const uint8_t* mine = a.data + blockIdx.x * a.per_block;
+  if (threadIdx.x == 0) {
+    stop = 0;
+    if (kUnroll == 0) {
+      for (int s = 0; s < a.stages; ++s) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(SharedAddress(&full[s])) : "memory");
+      }
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+  }
+  __syncthreads();  // the last barrier of all the block's threads: the roles split here
+  volatile int* stop_flag = &stop;
+  if (warp == kLoadedBarrierWarp) {
+    if (lane != 0) return;
+    const bool recorder = blockIdx.x == 0;
+    if (recorder) {
+      a.clock_ns[0] = clock64();
+      a.clock_ns[1] = GlobalNs();
+    }
+    const uint32_t* word = a.scratch + 32 * (blockIdx.x + 1);
+    for (int i = 0; i < a.barriers; ++i) {
+      Spin(a.gap_clk);
+      // One L2 round trip: the loaded value is stored to shared memory before the second
+      // clock read (a warp issues in order, and the store waits for the value).
+      uint32_t v;
+      const long long t0 = clock64();
+      asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(word) : "memory");
+      asm volatile("st.volatile.shared.u32 [%0], %1;\n" ::"r"(SharedAddress(&loaded)), "r"(v) : "memory");
+      const long long t1 = clock64();
+      const long long t2 = clock64();
+      device::AddRelease(a.scratch);
+      const uint32_t target = static_cast<uint32_t>(i + 1) * gridDim.x;
+      while (device::LoadAcquire(a.scratch) < target) Watchdog(t2);
+      const long long t3 = clock64();
+      if (recorder) {
+        a.record[2 * i] = static_cast<uint32_t>(t3 - t2);
+        a.record[2 * i + 1] = static_cast<uint32_t>(t1 - t0);
+      }
+    }
+    *stop_flag = 1;
+    if (recorder) {
+      a.clock_ns[2] = clock64();
+      a.clock_ns[3] = GlobalNs();
+    }
+    return;
+  }
+  unsigned long long bytes = 0;
+  uint32_t acc = 0;
+  if (kUnroll == 0) {  // thread 0 keeps `stages` bulk copies in flight
+    if (threadIdx.x != 0) return;
+    uint64_t k = 0;
+    size_t off = 0;
+    while (*stop_flag == 0) {
+      const int s = static_cast<int>(k % a.stages);
+      const uint64_t use = k / a.stages;
+      if (use > 0) WaitParity(SharedAddress(&full[s]), static_cast<uint32_t>((use - 1) & 1));
+      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(SharedAddress(&full[s])),
+                   "r"(a.chunk)
+                   : "memory");
+      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                       SharedAddress(ring + static_cast<size_t>(s) * a.chunk)),
+                   "l"(mine + off), "r"(a.chunk), "r"(SharedAddress(&full[s]))
+                   : "memory");
+      off = off + a.chunk < a.per_block ? off + a.chunk : 0;
+      ++k;
+    }
+    // None in flight at exit: the last `stages` copies (each stage's latest phase).
+    for (uint64_t j = k > static_cast<uint64_t>(a.stages) ? k - a.stages : 0; j < k; ++j) {
+      WaitParity(SharedAddress(&full[j % a.stages]), static_cast<uint32_t>((j / a.stages) & 1));
+    }
+    bytes = k * a.chunk;
+  } else {
+    if (warp >= a.stream_warps) return;
+    const uint32_t threads = static_cast<uint32_t>(a.stream_warps) * 32;
+    const uint4* words = reinterpret_cast<const uint4*>(mine);
+    const size_t n16 = a.per_block / 16;  // a multiple of threads x kUnroll (the host checks)
+    size_t base = threadIdx.x;
+    while (*stop_flag == 0) {
+      uint4 v[kUnroll > 0 ? kUnroll : 1];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(words + base + static_cast<size_t>(u) * threads);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+      base += static_cast<size_t>(threads) * kUnroll;
+      if (base >= n16) base = threadIdx.x;
+      bytes += 16 * kUnroll;
+    }
+  }
+  atomicAdd(a.streamed, bytes);
+  if (acc == 0x9E3779B9u) a.sink[blockIdx.x] = acc;  // almost never taken; keeps the loads live
+#endif
+}
 }  // namespace
 
 std::string StreamRead(const void* data, size_t bytes, int blocks, int threads, uint32_t* sink, float* ms) {
@@ -584,6 +703,112 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
   const double dns = static_cast<double>(host.ns[1] - host.ns[0]);
   *sm_mhz = dns > 0 ? static_cast<float>(static_cast<double>(host.clk[1] - host.clk[0]) / dns * 1e3) : 0.0f;
   return "";
+}
+
+std::string LoadedBarrier(const void* data, size_t bytes, int blocks, const LoadedBarrierShape& shape,
+                          LoadedBarrierResult* result) {
+  int major = 0, optin = 0, sms = 0, khz = 0;
+  const std::string attr_err =
+      DeviceAttributes({{cudaDevAttrComputeCapabilityMajor, &major}, {cudaDevAttrMaxSharedMemoryPerBlockOptin, &optin},
+                        {cudaDevAttrMultiProcessorCount, &sms}, {cudaDevAttrClockRate, &khz}});
+  if (!attr_err.empty()) return attr_err;
+  if (major < 9) return "the loaded-barrier model needs sm_90 or later; this GPU is sm_" + std::to_string(major) + "x";
+  const bool bulk = shape.bulk_stages > 0;
+  if (shape.stream_warps < 0 || shape.stream_warps > kLoadedBarrierWarp || (bulk && shape.stream_warps != 0)) {
+    return "loaded barrier: stream_warps " + std::to_string(shape.stream_warps) + ": give 0.." +
+           std::to_string(kLoadedBarrierWarp) + ", and 0 with bulk_stages";
+  }
+  if (!bulk && shape.stream_warps > 0 && shape.unroll != 1 && shape.unroll != 2 && shape.unroll != 4 &&
+      shape.unroll != 8) {
+    return "loaded barrier: unroll " + std::to_string(shape.unroll) + ": give 1, 2, 4 or 8";
+  }
+  if (shape.barriers < 10 || static_cast<uint64_t>(shape.barriers) * blocks >= (1ull << 31) ||
+      shape.gap_ns > 1000000u) {
+    return "loaded barrier: give 10 or more barriers (barriers x blocks below 2^31) and a gap of at most 1 ms";
+  }
+  const size_t ring_bytes = bulk ? static_cast<size_t>(shape.bulk_stages) * shape.bulk_chunk : 0;
+  if (bulk && (shape.bulk_stages > kMaxBulkStages || shape.bulk_chunk == 0 || shape.bulk_chunk % 16 != 0 ||
+               ring_bytes + 1024 > static_cast<size_t>(optin))) {
+    return "loaded barrier: a ring of " + std::to_string(shape.bulk_stages) + " x " + std::to_string(shape.bulk_chunk) +
+           " bytes: stages 1.." + std::to_string(kMaxBulkStages) + ", chunks a positive multiple of 16, at most " +
+           std::to_string(optin - 1024) + " bytes";
+  }
+  // Each block's share: a multiple of the chunk (bulk) or of one round of the stream
+  // threads' loads.
+  const bool stream = bulk || shape.stream_warps > 0;
+  const size_t step = bulk ? shape.bulk_chunk : static_cast<size_t>(std::max(shape.stream_warps, 1)) * 32 * shape.unroll * 16;
+  const size_t per_block = blocks > 0 ? bytes / blocks / step * step : 0;
+  if (blocks < 1 || blocks > sms || (stream && per_block == 0)) {
+    return "loaded barrier: " + std::to_string(blocks) + " blocks: give 1.." + std::to_string(sms) +
+           " (one per SM), each with a share of the " + std::to_string(bytes) + "-byte buffer that its stream divides";
+  }
+  const void* kernel = bulk                  ? reinterpret_cast<const void*>(LoadedBarrierKernel<0>)
+                       : shape.unroll == 1 ? reinterpret_cast<const void*>(LoadedBarrierKernel<1>)
+                       : shape.unroll == 2 ? reinterpret_cast<const void*>(LoadedBarrierKernel<2>)
+                       : shape.unroll == 4 ? reinterpret_cast<const void*>(LoadedBarrierKernel<4>)
+                                           : reinterpret_cast<const void*>(LoadedBarrierKernel<8>);
+  // More than half the opt-in shared memory: no SM can hold a second block.
+  const size_t dynamic_bytes = std::max(ring_bytes, static_cast<size_t>(optin) / 2 + 1024);
+  cudaError_t err =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(dynamic_bytes));
+  if (err != cudaSuccess) return std::string("cudaFuncSetAttribute: ") + cudaGetErrorString(err);
+  const size_t scratch_words = 32 * (static_cast<size_t>(blocks) + 1);
+  uint32_t* scratch = nullptr;
+  unsigned long long* counters = nullptr;  // [0] streamed bytes, [1..4] block 0's clock / ns
+  uint32_t* record = nullptr;
+  uint32_t* sink = nullptr;
+  std::string fail;
+  auto check = [&](cudaError_t e, const char* what) {
+    if (e != cudaSuccess && fail.empty()) fail = std::string(what) + ": " + cudaGetErrorString(e);
+    return fail.empty();
+  };
+  if (check(cudaMalloc(&scratch, scratch_words * sizeof(uint32_t)), "cudaMalloc (loaded barrier scratch)") &&
+      check(cudaMalloc(&counters, 5 * sizeof(unsigned long long)), "cudaMalloc (loaded barrier counters)") &&
+      check(cudaMalloc(&record, 2 * static_cast<size_t>(shape.barriers) * sizeof(uint32_t)), "cudaMalloc (record)") &&
+      check(cudaMalloc(&sink, static_cast<size_t>(blocks) * sizeof(uint32_t)), "cudaMalloc (sink)") &&
+      check(cudaMemset(scratch, 0, scratch_words * sizeof(uint32_t)), "cudaMemset (scratch)") &&
+      check(cudaMemset(counters, 0, 5 * sizeof(unsigned long long)), "cudaMemset (counters)")) {
+    const uint32_t gap_clk = static_cast<uint32_t>(static_cast<uint64_t>(shape.gap_ns) * khz / 1000000);
+    LoadedBarrierArgs args{static_cast<const uint8_t*>(data), per_block, shape.stream_warps, shape.bulk_stages,
+                           shape.bulk_chunk, shape.barriers, gap_clk, scratch, counters, record, counters + 1, sink};
+    void* params[] = {&args};
+    float ms = 0;
+    const std::string timed = Timed("loaded barrier", [&] {
+      check(cudaLaunchCooperativeKernel(kernel, dim3(blocks), dim3((kLoadedBarrierWarp + 1) * 32), params,
+                                        dynamic_bytes, nullptr),
+            "cudaLaunchCooperativeKernel");
+    }, &ms);
+    if (fail.empty()) fail = timed;
+    unsigned long long host_counters[5];
+    std::vector<uint32_t> host_record(2 * static_cast<size_t>(shape.barriers));
+    if (check(cudaMemcpy(host_counters, counters, sizeof(host_counters), cudaMemcpyDeviceToHost), "cudaMemcpy") &&
+        check(cudaMemcpy(host_record.data(), record, host_record.size() * sizeof(uint32_t), cudaMemcpyDeviceToHost),
+              "cudaMemcpy")) {
+      const double dns = static_cast<double>(host_counters[4] - host_counters[2]);
+      const double mhz = dns > 0 ? static_cast<double>(host_counters[3] - host_counters[1]) / dns * 1e3 : 0;
+      std::vector<float> barrier_us, load_us;
+      for (int i = shape.barriers / 10; i < shape.barriers; ++i) {
+        barrier_us.push_back(static_cast<float>(host_record[2 * i] / mhz));
+        load_us.push_back(static_cast<float>(host_record[2 * i + 1] / mhz));
+      }
+      auto quantile = [](std::vector<float> v, double q) {
+        std::sort(v.begin(), v.end());
+        return v[static_cast<size_t>(q * (v.size() - 1))];
+      };
+      result->barrier_us_median = quantile(barrier_us, 0.5);
+      result->barrier_us_p90 = quantile(barrier_us, 0.9);
+      result->load_us_median = quantile(load_us, 0.5);
+      result->load_us_p90 = quantile(load_us, 0.9);
+      result->stream_gbps = ms > 0 ? static_cast<float>(host_counters[0] / (ms * 1e6)) : 0.0f;
+      result->sm_mhz = static_cast<float>(mhz);
+      if (mhz <= 0) fail = "loaded barrier: block 0's clock rate could not be measured";
+    }
+  }
+  cudaFree(scratch);
+  cudaFree(counters);
+  cudaFree(record);
+  cudaFree(sink);
+  return fail;
 }
 
 }  // namespace tileinfer

@@ -108,4 +108,42 @@ inline constexpr int kPipelineComputeThreads = 512;  // 16 warps; the ring's loa
 std::string PipelineStream(const void* data, size_t bytes, int blocks, const PipelineShape& shape, bool ring,
                            uint32_t chunk, int stages, float* ms, float* sm_mhz);
 
+// What one grid barrier costs while the SMs stream: does a barrier's L2 round trip queue
+// behind the weight bytes its SM has in flight? One cooperative launch, one block per SM
+// (each asks for more than half the opt-in shared memory). In every block warp 16's lane 0
+// passes `barriers` counter barriers of its own (a release add to one counter, acquire polls
+// until every block has added: CounterBarrier's protocol, without the block's __syncthreads),
+// each after `gap_ns` of spinning and one timed relaxed load of a word of its own in L2.
+// Meanwhile, until the last barrier, the block streams its contiguous share of `bytes`
+// (wrapping around) in one of three ways:
+//   stream_warps 0: nothing (the idle barrier);
+//   stream_warps 1..16, bulk_stages 0: that many warps of plain 16-byte loads, `unroll`
+//     (1, 2, 4 or 8) in flight per lane, as the worker's GEMV loop issues them;
+//   bulk_stages 1..kMaxBulkStages: thread 0 keeps that many cp.async.bulk copies of
+//     bulk_chunk bytes in flight into a shared-memory ring, refilling each stage as soon
+//     as it lands (the pipeline model's loader with nobody consuming).
+// Bytes in flight per SM: stream_warps x 32 x unroll x 16, or bulk_stages x bulk_chunk.
+// Results from block 0 (barriers after the first tenth): each barrier's time from its add
+// to the poll that saw every block's, and each relaxed load's round trip, medians and 90th
+// percentiles in us (SM clocks over block 0's clock rate in the launch), and the bytes all
+// blocks streamed over the launch's time. Errors as PipelineStream's (sm_90, one block per
+// SM, the shape's bounds; a wait that traps after ~10 s).
+struct LoadedBarrierShape {
+  int stream_warps = 0;
+  int unroll = 8;
+  int bulk_stages = 0;
+  uint32_t bulk_chunk = 16384;
+  int barriers = 2000;
+  uint32_t gap_ns = 3000;
+};
+struct LoadedBarrierResult {
+  float barrier_us_median = 0, barrier_us_p90 = 0;  // add to the poll that saw every block's add
+  float load_us_median = 0, load_us_p90 = 0;        // one relaxed load of an L2-resident word
+  float stream_gbps = 0;                            // all blocks' streamed bytes / launch time
+  float sm_mhz = 0;                                 // block 0's clock rate in the launch
+};
+inline constexpr int kLoadedBarrierWarp = 16;  // the barrier warp; warps 0..15 may stream
+std::string LoadedBarrier(const void* data, size_t bytes, int blocks, const LoadedBarrierShape& shape,
+                          LoadedBarrierResult* result);
+
 }  // namespace tileinfer

@@ -1,7 +1,7 @@
 // `floor`: achieved read bandwidth on this GPU for a buffer the size of a model, best over
 // launch shapes, and against the number of active SMs (one block per SM). Prints JSON.
 //
-//   floor [--bytes=2471628800] [--reps=20] [--mode=plain|bulk_ring|gemv|barrier|pipeline]
+//   floor [--bytes=2471628800] [--reps=20] [--mode=plain|bulk_ring|gemv|barrier|pipeline|loaded_barrier]
 //
 // The floor per token of a model is then (weight bytes + K/V bytes at the context) / best.
 // --mode=bulk_ring (sm_90) instead measures the read through shared memory by bulk copies
@@ -26,6 +26,11 @@
 // same bytes: whether a decoupled weight stream hides the chain that the weights do not need.
 // The ring is filled by one bulk copy a chunk ("ring") or by the loader warp's cp.async
 // 16-byte copies ("ring_cp_async", PipelineShape::loader_cp_async).
+// --mode=loaded_barrier measures a grid barrier and one L2 round trip while every SM streams
+// (cuda/stream_read.h LoadedBarrier): idle, plain loads with 2-64 KB in flight per SM, and a
+// bulk-copy ring with 16-192 KB in flight; medians over --reps launches of each launch's
+// median and 90th percentile, and the stream's GB/s: whether the barrier's round trips queue
+// behind the bytes in flight, which would cost every prefetch the time it saves.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -41,11 +46,12 @@ DEFINE_uint64(bytes, 2471628800ull, "Buffer size (default: Llama-3.2-1B's BF16 w
 DEFINE_int32(reps, 20, "Timed repetitions per configuration (median reported).");
 DEFINE_string(mode, "plain", "plain: the floor (plain loads, launch shapes, active SMs); bulk_ring: bulk-copy "
               "rings; gemv: the worker's GEMV loop; barrier: grid-barrier latency; pipeline: a decoupled weight "
-              "stream against the worker's layer.");
+              "stream against the worker's layer; loaded_barrier: a grid barrier while the SMs stream.");
 DEFINE_int32(pipeline_tokens, 4, "--mode=pipeline: tokens (16 layers each) per launch.");
 DEFINE_int32(pipeline_norm_ns, 1000, "--mode=pipeline: spin before each weight wave (the norm or merge), ns.");
 DEFINE_int32(pipeline_attention_ns, 5000, "--mode=pipeline: the ATTENTION wave's spin, ns.");
 DEFINE_int32(pipeline_reduce_ns, 1600, "--mode=pipeline: the FFN_REDUCE wave's spin, ns.");
+DEFINE_int32(loaded_barriers, 2000, "--mode=loaded_barrier: barriers per launch (the first tenth not counted).");
 
 namespace {
 
@@ -207,13 +213,63 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
   return 0;
 }
 
+// --mode=loaded_barrier (see the top of this file). Returns the exit status.
+int LoadedBarrierMode(const cudaDeviceProp& prop, const void* data, size_t bytes) {
+  const int blocks = prop.multiProcessorCount;
+  std::printf("{\n  \"gpu\": \"%s\", \"sm_count\": %d, \"reps\": %d, \"runs\": [\n", prop.name, blocks, FLAGS_reps);
+  const struct {
+    int warps, unroll, stages;
+    uint32_t chunk;
+  } runs[] = {{0, 8, 0, 0},      {16, 1, 0, 0},     {16, 2, 0, 0},     {16, 4, 0, 0},
+              {16, 8, 0, 0},     {4, 8, 0, 0},      {8, 8, 0, 0},      {0, 0, 1, 16384},
+              {0, 0, 2, 16384},  {0, 0, 4, 16384},  {0, 0, 8, 16384},  {0, 0, 12, 16384},
+              {0, 0, 6, 32768},  {0, 8, 0, 0}};  // idle again last: did the machine drift?
+  bool first = true;
+  for (const auto& run : runs) {
+    tileinfer::LoadedBarrierShape shape;
+    shape.stream_warps = run.warps;
+    shape.unroll = run.unroll;
+    shape.bulk_stages = run.stages;
+    shape.bulk_chunk = run.chunk;
+    shape.barriers = FLAGS_loaded_barriers;
+    std::vector<float> barrier, barrier90, load, load90, gbps, mhz;
+    for (int r = 0; r < FLAGS_reps + 2; ++r) {
+      tileinfer::LoadedBarrierResult res;
+      const std::string err = tileinfer::LoadedBarrier(data, bytes, blocks, shape, &res);
+      if (!err.empty()) {
+        std::fprintf(stderr, "error: %s\n", err.c_str());
+        return 1;
+      }
+      if (r < 2) continue;
+      barrier.push_back(res.barrier_us_median);
+      barrier90.push_back(res.barrier_us_p90);
+      load.push_back(res.load_us_median);
+      load90.push_back(res.load_us_p90);
+      gbps.push_back(res.stream_gbps);
+      mhz.push_back(res.sm_mhz);
+    }
+    const size_t in_flight = run.stages > 0 ? static_cast<size_t>(run.stages) * run.chunk
+                                            : static_cast<size_t>(run.warps) * 32 * run.unroll * 16;
+    std::printf("%s    {\"stream\": \"%s\", \"warps\": %d, \"unroll\": %d, \"stages\": %d, \"chunk\": %u, "
+                "\"in_flight_kb_per_sm\": %zu, \"barrier_us\": %.3f, \"barrier_us_p90\": %.3f, \"load_us\": %.3f, "
+                "\"load_us_p90\": %.3f, \"stream_gbps\": %.1f, \"sm_mhz\": %.0f}",
+                first ? "" : ",\n", run.stages > 0 ? "bulk" : run.warps > 0 ? "loads" : "none", run.warps,
+                run.unroll, run.stages, run.chunk, in_flight >> 10, Median(barrier), Median(barrier90), Median(load),
+                Median(load90), Median(gbps), Median(mhz));
+    first = false;
+  }
+  std::printf("\n  ]\n}\n");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   if (FLAGS_mode != "plain" && FLAGS_mode != "bulk_ring" && FLAGS_mode != "gemv" && FLAGS_mode != "barrier" &&
-      FLAGS_mode != "pipeline") {
-    std::fprintf(stderr, "error: --mode=%s: give plain, bulk_ring, gemv, barrier or pipeline\n", FLAGS_mode.c_str());
+      FLAGS_mode != "pipeline" && FLAGS_mode != "loaded_barrier") {
+    std::fprintf(stderr, "error: --mode=%s: give plain, bulk_ring, gemv, barrier, pipeline or loaded_barrier\n",
+                 FLAGS_mode.c_str());
     return 2;
   }
   cudaDeviceProp prop;
@@ -243,8 +299,9 @@ int main(int argc, char** argv) {
     });
   };
   const int sms = prop.multiProcessorCount;
-  if (FLAGS_mode == "pipeline") {
-    const int status = PipelineMode(prop, data, bytes, sink);
+  if (FLAGS_mode == "pipeline" || FLAGS_mode == "loaded_barrier") {
+    const int status =
+        FLAGS_mode == "pipeline" ? PipelineMode(prop, data, bytes, sink) : LoadedBarrierMode(prop, data, bytes);
     cudaFree(data);
     cudaFree(sink);
     return status;
