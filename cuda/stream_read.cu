@@ -315,6 +315,12 @@ __global__ void PipelineKernel(PipelineArgs a) {
             const int s = static_cast<int>(k % a.stages);
             const uint64_t use = k / a.stages;
             if (use > 0) WaitParity(SharedAddress(&empty[s]), static_cast<uint32_t>((use - 1) & 1));
+            if (sh.max_in_flight > 0 && k >= static_cast<uint64_t>(sh.max_in_flight)) {
+              // At most max_in_flight copies outstanding: chunk k - max_in_flight has landed.
+              // (Its stage cannot have been refilled: that is chunk k - max_in_flight + stages > k.)
+              const uint64_t done = k - sh.max_in_flight;
+              WaitParity(SharedAddress(&full[done % a.stages]), static_cast<uint32_t>((done / a.stages) & 1));
+            }
             if (sh.loader_cp_async) {  // every lane: its 16-byte pieces of the chunk, then its arrival
               const uint32_t dst = SharedAddress(ring + static_cast<size_t>(s) * a.chunk);
               constexpr uint32_t kWarpCopyBytes = 32 * 16;  // one cp.async of 16 bytes per lane
@@ -410,6 +416,7 @@ struct LoadedBarrierArgs {
   size_t per_block;  // bytes each block streams, wrapping around
   int stream_warps, stages;
   uint32_t chunk;
+  bool quiet_block0;
   int barriers;
   uint32_t gap_clk;
   uint32_t* scratch;
@@ -473,6 +480,7 @@ __global__ void __launch_bounds__((kLoadedBarrierWarp + 1) * 32, 1) LoadedBarrie
     }
     return;
   }
+  if (a.quiet_block0 && blockIdx.x == 0) return;
   unsigned long long bytes = 0;
   uint32_t acc = 0;
   if (kUnroll == 0) {  // thread 0 keeps `stages` bulk copies in flight
@@ -635,6 +643,10 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
   if (shape.loader_cp_async && (!ring || shape.fence_each_copy)) {
     return "pipeline: loader_cp_async is for the ring only, without fence_each_copy (bulk copies only)";
   }
+  if (shape.max_in_flight < 0 || (shape.max_in_flight > 0 && (!ring || shape.loader_cp_async))) {
+    return "pipeline: max_in_flight " + std::to_string(shape.max_in_flight) +
+           ": give 0 (no cap) or, for the bulk-copy ring only, the most copies outstanding";
+  }
   if (static_cast<uint64_t>(shape.tokens) * shape.layers * 5 * blocks >= (1ull << 31)) {
     return "pipeline: tokens x layers x 5 barriers x blocks must stay below 2^31 (the barrier counter)";
   }
@@ -770,7 +782,7 @@ std::string LoadedBarrier(const void* data, size_t bytes, int blocks, const Load
       check(cudaMemset(counters, 0, 5 * sizeof(unsigned long long)), "cudaMemset (counters)")) {
     const uint32_t gap_clk = static_cast<uint32_t>(static_cast<uint64_t>(shape.gap_ns) * khz / 1000000);
     LoadedBarrierArgs args{static_cast<const uint8_t*>(data), per_block, shape.stream_warps, shape.bulk_stages,
-                           shape.bulk_chunk, shape.barriers, gap_clk, scratch, counters, record, counters + 1, sink};
+                           shape.bulk_chunk, shape.quiet_block0, shape.barriers, gap_clk, scratch, counters, record, counters + 1, sink};
     void* params[] = {&args};
     float ms = 0;
     const std::string timed = Timed("loaded barrier", [&] {

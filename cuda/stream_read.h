@@ -103,6 +103,12 @@ struct PipelineShape {
   // each lane's cp.async.mbarrier.arrive.noinc arrives on the full mbarrier (count 32) when its
   // copies have landed: no per-copy setup, as many bytes in flight as stages allow.
   bool loader_cp_async = false;
+  // Bulk-copy ring only: the most copies the loader keeps outstanding (0: as many as free
+  // stages allow). Before issuing chunk k it waits until chunk k - max_in_flight has landed,
+  // so the ring still fills to its depth while the computing warps wait, but never with
+  // more than max_in_flight x chunk bytes in flight: floor --mode=loaded_barrier measured
+  // every L2 round trip of the SM queueing behind those (192 KB: a barrier 20 us).
+  int max_in_flight = 0;
 };
 inline constexpr int kPipelineComputeThreads = 512;  // 16 warps; the ring's loader is a 17th
 std::string PipelineStream(const void* data, size_t bytes, int blocks, const PipelineShape& shape, bool ring,
@@ -123,6 +129,8 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
 //     bulk_chunk bytes in flight into a shared-memory ring, refilling each stage as soon
 //     as it lands (the pipeline model's loader with nobody consuming).
 // Bytes in flight per SM: stream_warps x 32 x unroll x 16, or bulk_stages x bulk_chunk.
+// quiet_block0: block 0 (the one recorded) streams nothing while the others do, which
+// separates a queue of the SM's own requests from one that all SMs share.
 // Results from block 0 (barriers after the first tenth): each barrier's time from its add
 // to the poll that saw every block's, and each relaxed load's round trip, medians and 90th
 // percentiles in us (SM clocks over block 0's clock rate in the launch), and the bytes all
@@ -133,6 +141,7 @@ struct LoadedBarrierShape {
   int unroll = 8;
   int bulk_stages = 0;
   uint32_t bulk_chunk = 16384;
+  bool quiet_block0 = false;
   int barriers = 2000;
   uint32_t gap_ns = 3000;
 };

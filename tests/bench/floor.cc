@@ -168,6 +168,7 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
     bool all_warps_spin;
     bool fence_each_copy;
     bool cp_async;  // the loader's 32 lanes copy 16 bytes each (PipelineShape::loader_cp_async)
+    int max_in_flight;  // PipelineShape::max_in_flight (0: no cap)
   } runs[] = {{false, 16384, 0, true, true},        {false, 16384, 0, false, true},
               {true, 16384, 12, true, true},        {true, 16384, 12, false, true},
               {true, 16384, 6, true, true},         {true, 32768, 6, true, true},
@@ -177,7 +178,14 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
               // The same ring filled by cp.async (eleventh session): depth should now matter.
               {true, 16384, 12, true, true, false, false, true}, {true, 16384, 12, false, true, false, false, true},
               {true, 16384, 6, true, true, false, false, true},  {true, 8192, 16, true, true, false, false, true},
-              {true, 32768, 6, true, true, false, false, true},  {true, 16384, 12, true, false, false, false, true}};
+              {true, 32768, 6, true, true, false, false, true},  {true, 16384, 12, true, false, false, false, true},
+              // The bulk ring with at most 1-4 copies outstanding (thirteenth session): deep
+              // enough to run ahead, shallow in flight so that the barriers' round trips do not
+              // queue behind the ring (--mode=loaded_barrier).
+              {true, 16384, 12, true, true, false, false, false, 1}, {true, 16384, 12, true, true, false, false, false, 2},
+              {true, 16384, 12, true, true, false, false, false, 3}, {true, 16384, 12, true, true, false, false, false, 4},
+              {true, 16384, 12, false, true, false, false, false, 2}, {true, 32768, 6, true, true, false, false, false, 1},
+              {true, 8192, 16, true, true, false, false, false, 4},  {true, 16384, 12, true, false, false, false, false, 2}};
   bool first = true;
   for (const auto& run : runs) {
     tileinfer::PipelineShape s = shape;
@@ -188,6 +196,7 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
     s.all_warps_spin = run.all_warps_spin;
     s.fence_each_copy = run.fence_each_copy;
     s.loader_cp_async = run.cp_async;
+    s.max_in_flight = run.max_in_flight;
     std::vector<float> ms, mhz;  // mhz: every run's, warm-ups first
     const bool ok = TimedReps([&](float* t) {
       float sm_mhz = 0;
@@ -201,12 +210,12 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
     std::vector<float> us;
     for (float m : ms) us.push_back(m * 1e3f / (s.tokens * s.layers));
     std::printf("%s    {\"weights\": \"%s\", \"chunk\": %u, \"stages\": %d, \"spin_ns\": [%u, %u, %u], "
-                "\"work\": %s, \"all_warps_spin\": %s, \"fence_each_copy\": %s, \"us_per_layer\": %.2f, "
-                "\"sm_mhz\": %.0f}",
+                "\"work\": %s, \"all_warps_spin\": %s, \"fence_each_copy\": %s, \"max_in_flight\": %d, "
+                "\"us_per_layer\": %.2f, \"sm_mhz\": %.0f}",
                 first ? "" : ",\n", run.ring ? (run.cp_async ? "ring_cp_async" : "ring") : "loads",
                 run.ring ? run.chunk : 0, run.stages, s.norm_ns,
                 s.attention_ns, s.reduce_ns, run.work ? "true" : "false", run.all_warps_spin ? "true" : "false",
-                run.fence_each_copy ? "true" : "false", Median(us), Median(mhz));
+                run.fence_each_copy ? "true" : "false", run.max_in_flight, Median(us), Median(mhz));
     first = false;
   }
   std::printf("\n  ]\n}\n");
@@ -220,10 +229,12 @@ int LoadedBarrierMode(const cudaDeviceProp& prop, const void* data, size_t bytes
   const struct {
     int warps, unroll, stages;
     uint32_t chunk;
+    bool quiet_block0;  // the recorded block streams nothing: is the queue its own or shared?
   } runs[] = {{0, 8, 0, 0},      {16, 1, 0, 0},     {16, 2, 0, 0},     {16, 4, 0, 0},
               {16, 8, 0, 0},     {4, 8, 0, 0},      {8, 8, 0, 0},      {0, 0, 1, 16384},
               {0, 0, 2, 16384},  {0, 0, 4, 16384},  {0, 0, 8, 16384},  {0, 0, 12, 16384},
-              {0, 0, 6, 32768},  {0, 8, 0, 0}};  // idle again last: did the machine drift?
+              {0, 0, 6, 32768},  {16, 8, 0, 0, true}, {0, 0, 4, 16384, true}, {0, 0, 12, 16384, true},
+              {0, 8, 0, 0}};  // idle again last: did the machine drift?
   bool first = true;
   for (const auto& run : runs) {
     tileinfer::LoadedBarrierShape shape;
@@ -232,6 +243,7 @@ int LoadedBarrierMode(const cudaDeviceProp& prop, const void* data, size_t bytes
     shape.bulk_stages = run.stages;
     shape.bulk_chunk = run.chunk;
     shape.barriers = FLAGS_loaded_barriers;
+    shape.quiet_block0 = run.quiet_block0;
     std::vector<float> barrier, barrier90, load, load90, gbps, mhz;
     for (int r = 0; r < FLAGS_reps + 2; ++r) {
       tileinfer::LoadedBarrierResult res;
@@ -251,10 +263,10 @@ int LoadedBarrierMode(const cudaDeviceProp& prop, const void* data, size_t bytes
     const size_t in_flight = run.stages > 0 ? static_cast<size_t>(run.stages) * run.chunk
                                             : static_cast<size_t>(run.warps) * 32 * run.unroll * 16;
     std::printf("%s    {\"stream\": \"%s\", \"warps\": %d, \"unroll\": %d, \"stages\": %d, \"chunk\": %u, "
-                "\"in_flight_kb_per_sm\": %zu, \"barrier_us\": %.3f, \"barrier_us_p90\": %.3f, \"load_us\": %.3f, "
+                "\"in_flight_kb_per_sm\": %zu, \"quiet_block0\": %s, \"barrier_us\": %.3f, \"barrier_us_p90\": %.3f, \"load_us\": %.3f, "
                 "\"load_us_p90\": %.3f, \"stream_gbps\": %.1f, \"sm_mhz\": %.0f}",
                 first ? "" : ",\n", run.stages > 0 ? "bulk" : run.warps > 0 ? "loads" : "none", run.warps,
-                run.unroll, run.stages, run.chunk, in_flight >> 10, Median(barrier), Median(barrier90), Median(load),
+                run.unroll, run.stages, run.chunk, in_flight >> 10, run.quiet_block0 ? "true" : "false", Median(barrier), Median(barrier90), Median(load),
                 Median(load90), Median(gbps), Median(mhz));
     first = false;
   }
