@@ -176,11 +176,13 @@ __global__ void GridBarrierKernel(int iterations, uint32_t* scratch) {
 
 // PipelineStream's kernel (stream_read.h).
 constexpr int kPipelineMaxSms = 1024;
+constexpr int kPipelineWaits = 5;
 struct PipelineScratch {
   uint32_t counter;                       // the computing warps' grid barrier
   uint32_t sink;                          // keeps the work live
   uint32_t blocks_on_sm[kPipelineMaxSms];  // blocks per SM (%smid): must be at most 1
   unsigned long long ns[2], clk[2];       // block 0's %globaltimer and clock64 at start and end
+  unsigned long long waits[kPipelineWaits];  // block 0's clocks in each wait (PipelineWaits' order)
 };
 
 struct PipelineArgs {
@@ -271,6 +273,13 @@ __device__ __forceinline__ void WaitParity(uint32_t bar, uint32_t parity) {
   } while (!done);
 }
 
+// WaitParity, its clocks added to *total.
+__device__ __forceinline__ void TimedWaitParity(uint32_t bar, uint32_t parity, unsigned long long* total) {
+  const long long t0 = clock64();
+  WaitParity(bar, parity);
+  *total += clock64() - t0;
+}
+
 template <bool kRing>
 __global__ void PipelineKernel(PipelineArgs a) {
 #if __CUDA_ARCH__ >= 900
@@ -306,6 +315,7 @@ __global__ void PipelineKernel(PipelineArgs a) {
   if (threadIdx.x >= kPipelineComputeThreads) {  // the loader warp (ring only; else it exits)
     if (!kRing || (!sh.loader_cp_async && threadIdx.x != kPipelineComputeThreads)) return;
     const uint32_t loader_lane = threadIdx.x - kPipelineComputeThreads;
+    unsigned long long empty_wait = 0, cap_wait = 0;  // clocks waiting for a free stage / the cap
     uint64_t k = 0;  // chunk counter, in the computing warps' order
     for (int tok = 0; tok < sh.tokens; ++tok) {
       const uint8_t* src = mine;
@@ -314,12 +324,13 @@ __global__ void PipelineKernel(PipelineArgs a) {
           for (uint32_t off = 0; off < waves_bytes[w]; off += a.chunk, ++k) {
             const int s = static_cast<int>(k % a.stages);
             const uint64_t use = k / a.stages;
-            if (use > 0) WaitParity(SharedAddress(&empty[s]), static_cast<uint32_t>((use - 1) & 1));
+            if (use > 0) TimedWaitParity(SharedAddress(&empty[s]), static_cast<uint32_t>((use - 1) & 1), &empty_wait);
             if (sh.max_in_flight > 0 && k >= static_cast<uint64_t>(sh.max_in_flight)) {
               // At most max_in_flight copies outstanding: chunk k - max_in_flight has landed.
               // (Its stage cannot have been refilled: that is chunk k - max_in_flight + stages > k.)
               const uint64_t done = k - sh.max_in_flight;
-              WaitParity(SharedAddress(&full[done % a.stages]), static_cast<uint32_t>((done / a.stages) & 1));
+              TimedWaitParity(SharedAddress(&full[done % a.stages]), static_cast<uint32_t>((done / a.stages) & 1),
+                              &cap_wait);
             }
             if (sh.loader_cp_async) {  // every lane: its 16-byte pieces of the chunk, then its arrival
               const uint32_t dst = SharedAddress(ring + static_cast<size_t>(s) * a.chunk);
@@ -347,22 +358,36 @@ __global__ void PipelineKernel(PipelineArgs a) {
       }
     }
     if (sh.loader_cp_async) asm volatile("cp.async.wait_all;\n" ::: "memory");  // none outstanding at exit
+    if (blockIdx.x == 0 && loader_lane == 0) {
+      a.scratch->waits[0] = empty_wait;
+      a.scratch->waits[1] = cap_wait;
+    }
     return;
   }
   const int lane = threadIdx.x & 31;
   float acc = 0;
   uint32_t barriers = 0;
   uint64_t k = 0;
-  auto barrier = [&] { ComputeBarrier(&a.scratch->counter, ++barriers * gridDim.x); };
+  unsigned long long full_wait = 0, barrier_wait = 0, phase_wait = 0;  // clocks (thread 0's are recorded)
+  auto barrier = [&] {
+    const long long t0 = clock64();
+    ComputeBarrier(&a.scratch->counter, ++barriers * gridDim.x);
+    barrier_wait += clock64() - t0;
+  };
+  auto phase = [&](uint32_t clk) {
+    const long long t0 = clock64();
+    Phase(clk, sh.all_warps_spin);
+    phase_wait += clock64() - t0;
+  };
   for (int tok = 0; tok < sh.tokens; ++tok) {
     const uint8_t* src = mine;
     for (int l = 0; l < sh.layers; ++l) {
       for (int w = 0; w < 3; ++w) {
-        Phase(a.norm_clk, sh.all_warps_spin);
+        phase(a.norm_clk);
         if (kRing) {
           for (uint32_t off = 0; off < waves_bytes[w]; off += a.chunk, ++k) {
             const int s = static_cast<int>(k % a.stages);
-            WaitParity(SharedAddress(&full[s]), static_cast<uint32_t>((k / a.stages) & 1));
+            TimedWaitParity(SharedAddress(&full[s]), static_cast<uint32_t>((k / a.stages) & 1), &full_wait);
             const uint4* words = reinterpret_cast<const uint4*>(ring + static_cast<size_t>(s) * a.chunk);
             for (uint32_t i = threadIdx.x; sh.work && i < a.chunk / 16; i += kPipelineComputeThreads) {
               acc = Work(words[i], xs + XColumn(i), acc);
@@ -391,11 +416,11 @@ __global__ void PipelineKernel(PipelineArgs a) {
         src += waves_bytes[w];
         barrier();
         if (w == 0) {  // ATTENTION
-          Phase(a.attention_clk, sh.all_warps_spin);
+          phase(a.attention_clk);
           barrier();
         }
       }
-      Phase(a.reduce_clk, sh.all_warps_spin);  // FFN_REDUCE
+      phase(a.reduce_clk);  // FFN_REDUCE
       barrier();
     }
   }
@@ -403,6 +428,9 @@ __global__ void PipelineKernel(PipelineArgs a) {
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     a.scratch->ns[1] = GlobalNs();
     a.scratch->clk[1] = clock64();
+    a.scratch->waits[2] = full_wait;
+    a.scratch->waits[3] = barrier_wait;
+    a.scratch->waits[4] = phase_wait;
   }
 #endif
 }
@@ -630,7 +658,7 @@ std::string GridBarrier(int blocks, int threads, BarrierKind kind, int iteration
 }
 
 std::string PipelineStream(const void* data, size_t bytes, int blocks, const PipelineShape& shape, bool ring,
-                           uint32_t chunk, int stages, float* ms, float* sm_mhz) {
+                           uint32_t chunk, int stages, float* ms, float* sm_mhz, PipelineWaits* waits) {
   int major = 0, optin = 0, sms = 0, khz = 0;  // khz: the SM's peak clock
   const std::string attr_err =
       DeviceAttributes({{cudaDevAttrComputeCapabilityMajor, &major}, {cudaDevAttrMaxSharedMemoryPerBlockOptin, &optin},
@@ -714,6 +742,14 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
   }
   const double dns = static_cast<double>(host.ns[1] - host.ns[0]);
   *sm_mhz = dns > 0 ? static_cast<float>(static_cast<double>(host.clk[1] - host.clk[0]) / dns * 1e3) : 0.0f;
+  if (waits != nullptr && *sm_mhz > 0) {
+    const double per_layer = static_cast<double>(*sm_mhz) * shape.tokens * shape.layers;  // clocks -> us a layer
+    waits->loader_empty_us = static_cast<float>(host.waits[0] / per_layer);
+    waits->loader_cap_us = static_cast<float>(host.waits[1] / per_layer);
+    waits->compute_full_us = static_cast<float>(host.waits[2] / per_layer);
+    waits->compute_barrier_us = static_cast<float>(host.waits[3] / per_layer);
+    waits->compute_phase_us = static_cast<float>(host.waits[4] / per_layer);
+  }
   return "";
 }
 

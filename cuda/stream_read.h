@@ -111,8 +111,15 @@ struct PipelineShape {
   int max_in_flight = 0;
 };
 inline constexpr int kPipelineComputeThreads = 512;  // 16 warps; the ring's loader is a 17th
+// Where block 0's time went, us a layer (clock64 over its measured clock rate): its loader
+// waiting for a free stage (the ring full) or for the max_in_flight cap, and its thread 0
+// waiting for a chunk to land (the ring empty), in the barriers and in the spins.
+struct PipelineWaits {
+  float loader_empty_us = 0, loader_cap_us = 0;
+  float compute_full_us = 0, compute_barrier_us = 0, compute_phase_us = 0;
+};
 std::string PipelineStream(const void* data, size_t bytes, int blocks, const PipelineShape& shape, bool ring,
-                           uint32_t chunk, int stages, float* ms, float* sm_mhz);
+                           uint32_t chunk, int stages, float* ms, float* sm_mhz, PipelineWaits* waits = nullptr);
 
 // What one grid barrier costs while the SMs stream: does a barrier's L2 round trip queue
 // behind the weight bytes its SM has in flight? One cooperative launch, one block per SM

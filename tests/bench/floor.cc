@@ -198,24 +198,38 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
     s.loader_cp_async = run.cp_async;
     s.max_in_flight = run.max_in_flight;
     std::vector<float> ms, mhz;  // mhz: every run's, warm-ups first
+    std::vector<tileinfer::PipelineWaits> waits;  // likewise
     const bool ok = TimedReps([&](float* t) {
       float sm_mhz = 0;
+      tileinfer::PipelineWaits w;
       const std::string err =
-          tileinfer::PipelineStream(data, bytes, blocks, s, run.ring, run.chunk, run.stages, t, &sm_mhz);
+          tileinfer::PipelineStream(data, bytes, blocks, s, run.ring, run.chunk, run.stages, t, &sm_mhz, &w);
       mhz.push_back(sm_mhz);
+      waits.push_back(w);
       return err;
     }, &ms);
     if (!ok) return 1;
     mhz.erase(mhz.begin(), mhz.begin() + 2);
+    waits.erase(waits.begin(), waits.begin() + 2);
+    auto median_of = [&](float tileinfer::PipelineWaits::*field) {
+      std::vector<float> v;
+      for (const auto& w : waits) v.push_back(w.*field);
+      return Median(v);
+    };
     std::vector<float> us;
     for (float m : ms) us.push_back(m * 1e3f / (s.tokens * s.layers));
     std::printf("%s    {\"weights\": \"%s\", \"chunk\": %u, \"stages\": %d, \"spin_ns\": [%u, %u, %u], "
                 "\"work\": %s, \"all_warps_spin\": %s, \"fence_each_copy\": %s, \"max_in_flight\": %d, "
-                "\"us_per_layer\": %.2f, \"sm_mhz\": %.0f}",
+                "\"us_per_layer\": %.2f, \"sm_mhz\": %.0f, \"block0_waits_us_per_layer\": {\"loader_empty\": %.2f, "
+                "\"loader_cap\": %.2f, \"compute_full\": %.2f, \"compute_barrier\": %.2f, \"compute_phase\": %.2f}}",
                 first ? "" : ",\n", run.ring ? (run.cp_async ? "ring_cp_async" : "ring") : "loads",
                 run.ring ? run.chunk : 0, run.stages, s.norm_ns,
                 s.attention_ns, s.reduce_ns, run.work ? "true" : "false", run.all_warps_spin ? "true" : "false",
-                run.fence_each_copy ? "true" : "false", run.max_in_flight, Median(us), Median(mhz));
+                run.fence_each_copy ? "true" : "false", run.max_in_flight, Median(us), Median(mhz),
+                median_of(&tileinfer::PipelineWaits::loader_empty_us), median_of(&tileinfer::PipelineWaits::loader_cap_us),
+                median_of(&tileinfer::PipelineWaits::compute_full_us),
+                median_of(&tileinfer::PipelineWaits::compute_barrier_us),
+                median_of(&tileinfer::PipelineWaits::compute_phase_us));
     first = false;
   }
   std::printf("\n  ]\n}\n");
