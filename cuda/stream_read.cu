@@ -305,7 +305,7 @@ __global__ void PipelineKernel(PipelineArgs a) {
                    "r"(sh.loader_cp_async ? 32u : 1u)
                    : "memory");
       asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(SharedAddress(&empty[s])),
-                   "n"(kPipelineComputeThreads / 32)
+                   "r"(sh.one_waiter ? 1u : kPipelineComputeThreads / 32)
                    : "memory");
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -387,14 +387,27 @@ __global__ void PipelineKernel(PipelineArgs a) {
         if (kRing) {
           for (uint32_t off = 0; off < waves_bytes[w]; off += a.chunk, ++k) {
             const int s = static_cast<int>(k % a.stages);
-            TimedWaitParity(SharedAddress(&full[s]), static_cast<uint32_t>((k / a.stages) & 1), &full_wait);
+            const uint32_t parity = static_cast<uint32_t>((k / a.stages) & 1);
+            if (!sh.one_waiter) {
+              TimedWaitParity(SharedAddress(&full[s]), parity, &full_wait);
+            } else {  // thread 0 waits; named barrier 1 passes the stage on to the other warps
+              if (threadIdx.x == 0) TimedWaitParity(SharedAddress(&full[s]), parity, &full_wait);
+              asm volatile("bar.sync 1, %0;\n" ::"n"(kPipelineComputeThreads) : "memory");
+            }
             const uint4* words = reinterpret_cast<const uint4*>(ring + static_cast<size_t>(s) * a.chunk);
             for (uint32_t i = threadIdx.x; sh.work && i < a.chunk / 16; i += kPipelineComputeThreads) {
               acc = Work(words[i], xs + XColumn(i), acc);
             }
-            __syncwarp();
-            if (lane == 0) {
-              asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(SharedAddress(&empty[s])) : "memory");
+            if (!sh.one_waiter) {
+              __syncwarp();
+              if (lane == 0) {
+                asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(SharedAddress(&empty[s])) : "memory");
+              }
+            } else {  // every warp has read the stage: thread 0 releases it
+              asm volatile("bar.sync 1, %0;\n" ::"n"(kPipelineComputeThreads) : "memory");
+              if (threadIdx.x == 0) {
+                asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(SharedAddress(&empty[s])) : "memory");
+              }
             }
           }
         } else {
@@ -671,6 +684,7 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
   if (shape.loader_cp_async && (!ring || shape.fence_each_copy)) {
     return "pipeline: loader_cp_async is for the ring only, without fence_each_copy (bulk copies only)";
   }
+  if (shape.one_waiter && !ring) return "pipeline: one_waiter is for the ring only";
   if (shape.max_in_flight < 0 || (shape.max_in_flight > 0 && (!ring || shape.loader_cp_async))) {
     return "pipeline: max_in_flight " + std::to_string(shape.max_in_flight) +
            ": give 0 (no cap) or, for the bulk-copy ring only, the most copies outstanding";

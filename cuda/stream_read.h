@@ -109,6 +109,11 @@ struct PipelineShape {
   // more than max_in_flight x chunk bytes in flight: floor --mode=loaded_barrier measured
   // every L2 round trip of the SM queueing behind those (192 KB: a barrier 20 us).
   int max_in_flight = 0;
+  // Ring only: how the computing warps take a stage. false: each of the 16 warps waits on its
+  // full mbarrier and arrives on its empty one (32 mbarrier operations a chunk). true: thread
+  // 0 alone waits, named barrier 1 passes the stage on, a second one gathers the reads, and
+  // thread 0 alone arrives (empty counts 1): 2 mbarrier operations and 2 named barriers a chunk.
+  bool one_waiter = false;
 };
 inline constexpr int kPipelineComputeThreads = 512;  // 16 warps; the ring's loader is a 17th
 // Where block 0's time went, us a layer (clock64 over its measured clock rate): its loader
