@@ -273,10 +273,26 @@ __device__ __forceinline__ void WaitParity(uint32_t bar, uint32_t parity) {
   } while (!done);
 }
 
-// WaitParity, its clocks added to *total.
-__device__ __forceinline__ void TimedWaitParity(uint32_t bar, uint32_t parity, unsigned long long* total) {
+// WaitParity, its clocks added to *total; sleep_ns > 0: __nanosleep(sleep_ns) after every
+// try that found the phase incomplete, so that the waiter does not poll the mbarrier hot.
+__device__ __forceinline__ void TimedWaitParity(uint32_t bar, uint32_t parity, unsigned long long* total,
+                                                uint32_t sleep_ns = 0) {
   const long long t0 = clock64();
-  WaitParity(bar, parity);
+  if (sleep_ns == 0) {
+    WaitParity(bar, parity);
+  } else {
+    uint32_t done;
+    do {
+      asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+                   : "=r"(done)
+                   : "r"(bar), "r"(parity)
+                   : "memory");
+      if (!done) {
+        __nanosleep(sleep_ns);
+        Watchdog(t0);
+      }
+    } while (!done);
+  }
   *total += clock64() - t0;
 }
 
@@ -324,7 +340,10 @@ __global__ void PipelineKernel(PipelineArgs a) {
           for (uint32_t off = 0; off < waves_bytes[w]; off += a.chunk, ++k) {
             const int s = static_cast<int>(k % a.stages);
             const uint64_t use = k / a.stages;
-            if (use > 0) TimedWaitParity(SharedAddress(&empty[s]), static_cast<uint32_t>((use - 1) & 1), &empty_wait);
+            if (use > 0) {
+              TimedWaitParity(SharedAddress(&empty[s]), static_cast<uint32_t>((use - 1) & 1), &empty_wait,
+                              sh.loader_sleep_ns);
+            }
             if (sh.max_in_flight > 0 && k >= static_cast<uint64_t>(sh.max_in_flight)) {
               // At most max_in_flight copies outstanding: chunk k - max_in_flight has landed.
               // (Its stage cannot have been refilled: that is chunk k - max_in_flight + stages > k.)

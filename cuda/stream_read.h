@@ -114,6 +114,9 @@ struct PipelineShape {
   // 0 alone waits, named barrier 1 passes the stage on, a second one gathers the reads, and
   // thread 0 alone arrives (empty counts 1): 2 mbarrier operations and 2 named barriers a chunk.
   bool one_waiter = false;
+  // Ring only: the loader sleeps this long (__nanosleep) after each try that found its next
+  // stage still in use, instead of polling the empty mbarrier back to back (0: no sleep).
+  uint32_t loader_sleep_ns = 0;
 };
 inline constexpr int kPipelineComputeThreads = 512;  // 16 warps; the ring's loader is a 17th
 // Where block 0's time went, us a layer (clock64 over its measured clock rate): its loader

@@ -170,6 +170,7 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
     bool cp_async;  // the loader's 32 lanes copy 16 bytes each (PipelineShape::loader_cp_async)
     int max_in_flight;  // PipelineShape::max_in_flight (0: no cap)
     bool one_waiter;    // PipelineShape::one_waiter
+    uint32_t loader_sleep_ns;  // PipelineShape::loader_sleep_ns
   } runs[] = {{false, 16384, 0, true, true},        {false, 16384, 0, false, true},
               {true, 16384, 12, true, true},        {true, 16384, 12, false, true},
               {true, 16384, 6, true, true},         {true, 32768, 6, true, true},
@@ -191,7 +192,14 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
               // 24.6 us a layer: the consumers, not the stream, were the slow side).
               {true, 16384, 12, true, true, false, false, false, 0, true}, {true, 16384, 12, false, true, false, false, false, 0, true},
               {true, 16384, 12, true, false, false, false, false, 0, true}, {true, 32768, 6, true, true, false, false, false, 0, true},
-              {true, 8192, 16, true, true, false, false, false, 0, true},  {true, 16384, 12, true, true, false, false, false, 2, true}};
+              {true, 8192, 16, true, true, false, false, false, 0, true},  {true, 16384, 12, true, true, false, false, false, 2, true},
+              // The loader sleeping between its tries for a free stage (call Z4: with one waiter
+              // the unread chunks still cost ~0.35 us each; is the loader's hot polling of the
+              // empty mbarrier what delays the consumers' arrivals on it?).
+              {true, 16384, 12, true, true, false, false, false, 0, false, 100},
+              {true, 16384, 12, true, true, false, false, false, 0, false, 500},
+              {true, 16384, 12, false, true, false, false, false, 0, false, 100},
+              {true, 16384, 12, true, false, false, false, false, 0, false, 100}};
   bool first = true;
   for (const auto& run : runs) {
     tileinfer::PipelineShape s = shape;
@@ -204,6 +212,7 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
     s.loader_cp_async = run.cp_async;
     s.max_in_flight = run.max_in_flight;
     s.one_waiter = run.one_waiter;
+    s.loader_sleep_ns = run.loader_sleep_ns;
     std::vector<float> ms, mhz;  // mhz: every run's, warm-ups first
     std::vector<tileinfer::PipelineWaits> waits;  // likewise
     const bool ok = TimedReps([&](float* t) {
@@ -226,13 +235,13 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
     std::vector<float> us;
     for (float m : ms) us.push_back(m * 1e3f / (s.tokens * s.layers));
     std::printf("%s    {\"weights\": \"%s\", \"chunk\": %u, \"stages\": %d, \"spin_ns\": [%u, %u, %u], "
-                "\"work\": %s, \"all_warps_spin\": %s, \"fence_each_copy\": %s, \"max_in_flight\": %d, \"one_waiter\": %s, "
+                "\"work\": %s, \"all_warps_spin\": %s, \"fence_each_copy\": %s, \"max_in_flight\": %d, \"one_waiter\": %s, \"loader_sleep_ns\": %u, "
                 "\"us_per_layer\": %.2f, \"sm_mhz\": %.0f, \"block0_waits_us_per_layer\": {\"loader_empty\": %.2f, "
                 "\"loader_cap\": %.2f, \"compute_full\": %.2f, \"compute_barrier\": %.2f, \"compute_phase\": %.2f}}",
                 first ? "" : ",\n", run.ring ? (run.cp_async ? "ring_cp_async" : "ring") : "loads",
                 run.ring ? run.chunk : 0, run.stages, s.norm_ns,
                 s.attention_ns, s.reduce_ns, run.work ? "true" : "false", run.all_warps_spin ? "true" : "false",
-                run.fence_each_copy ? "true" : "false", run.max_in_flight, run.one_waiter ? "true" : "false", Median(us), Median(mhz),
+                run.fence_each_copy ? "true" : "false", run.max_in_flight, run.one_waiter ? "true" : "false", run.loader_sleep_ns, Median(us), Median(mhz),
                 median_of(&tileinfer::PipelineWaits::loader_empty_us), median_of(&tileinfer::PipelineWaits::loader_cap_us),
                 median_of(&tileinfer::PipelineWaits::compute_full_us),
                 median_of(&tileinfer::PipelineWaits::compute_barrier_us),
