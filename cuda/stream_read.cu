@@ -273,6 +273,19 @@ __device__ __forceinline__ void WaitParity(uint32_t bar, uint32_t parity) {
   } while (!done);
 }
 
+// Chunk k's stage (k % stages) and use (k / stages), stepped chunk by chunk: no division in
+// the loops (a 64-bit one is a call of ~100 instructions, a 32-bit one ~20 dependent ones).
+struct RingSlot {
+  int stage = 0;
+  uint32_t use = 0;
+  __device__ __forceinline__ void Next(int stages) {
+    if (++stage == stages) {
+      stage = 0;
+      ++use;
+    }
+  }
+};
+
 // WaitParity, its clocks added to *total; sleep_ns > 0: __nanosleep(sleep_ns) after every
 // try that found the phase incomplete, so that the waiter does not poll the mbarrier hot.
 __device__ __forceinline__ void TimedWaitParity(uint32_t bar, uint32_t parity, unsigned long long* total,
@@ -333,23 +346,21 @@ __global__ void PipelineKernel(PipelineArgs a) {
     const uint32_t loader_lane = threadIdx.x - kPipelineComputeThreads;
     unsigned long long empty_wait = 0, cap_wait = 0;  // clocks waiting for a free stage / the cap
     uint64_t k = 0;  // chunk counter, in the computing warps' order
+    RingSlot at, landed;  // chunk k's stage and use; chunk k - max_in_flight's
     for (int tok = 0; tok < sh.tokens; ++tok) {
       const uint8_t* src = mine;
       for (int l = 0; l < sh.layers; ++l) {
         for (int w = 0; w < 3; ++w) {
-          for (uint32_t off = 0; off < waves_bytes[w]; off += a.chunk, ++k) {
-            const int s = static_cast<int>(k % a.stages);
-            const uint64_t use = k / a.stages;
-            if (use > 0) {
-              TimedWaitParity(SharedAddress(&empty[s]), static_cast<uint32_t>((use - 1) & 1), &empty_wait,
-                              sh.loader_sleep_ns);
+          for (uint32_t off = 0; off < waves_bytes[w]; off += a.chunk, ++k, at.Next(a.stages)) {
+            const int s = at.stage;
+            if (at.use > 0) {
+              TimedWaitParity(SharedAddress(&empty[s]), (at.use - 1) & 1, &empty_wait, sh.loader_sleep_ns);
             }
             if (sh.max_in_flight > 0 && k >= static_cast<uint64_t>(sh.max_in_flight)) {
               // At most max_in_flight copies outstanding: chunk k - max_in_flight has landed.
               // (Its stage cannot have been refilled: that is chunk k - max_in_flight + stages > k.)
-              const uint64_t done = k - sh.max_in_flight;
-              TimedWaitParity(SharedAddress(&full[done % a.stages]), static_cast<uint32_t>((done / a.stages) & 1),
-                              &cap_wait);
+              TimedWaitParity(SharedAddress(&full[landed.stage]), landed.use & 1, &cap_wait);
+              landed.Next(a.stages);
             }
             if (sh.loader_cp_async) {  // every lane: its 16-byte pieces of the chunk, then its arrival
               const uint32_t dst = SharedAddress(ring + static_cast<size_t>(s) * a.chunk);
@@ -386,7 +397,7 @@ __global__ void PipelineKernel(PipelineArgs a) {
   const int lane = threadIdx.x & 31;
   float acc = 0;
   uint32_t barriers = 0;
-  uint64_t k = 0;
+  RingSlot at;  // the next chunk's stage and use
   unsigned long long full_wait = 0, barrier_wait = 0, phase_wait = 0;  // clocks (thread 0's are recorded)
   auto barrier = [&] {
     const long long t0 = clock64();
@@ -404,9 +415,9 @@ __global__ void PipelineKernel(PipelineArgs a) {
       for (int w = 0; w < 3; ++w) {
         phase(a.norm_clk);
         if (kRing) {
-          for (uint32_t off = 0; off < waves_bytes[w]; off += a.chunk, ++k) {
-            const int s = static_cast<int>(k % a.stages);
-            const uint32_t parity = static_cast<uint32_t>((k / a.stages) & 1);
+          for (uint32_t off = 0; off < waves_bytes[w]; off += a.chunk, at.Next(a.stages)) {
+            const int s = at.stage;
+            const uint32_t parity = at.use & 1;
             if (!sh.one_waiter) {
               TimedWaitParity(SharedAddress(&full[s]), parity, &full_wait);
             } else {  // thread 0 waits; named barrier 1 passes the stage on to the other warps
