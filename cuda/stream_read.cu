@@ -176,19 +176,22 @@ __global__ void GridBarrierKernel(int iterations, uint32_t* scratch) {
 
 // PipelineStream's kernel (stream_read.h).
 constexpr int kPipelineMaxSms = 1024;
-constexpr int kPipelineWaits = 5;
+constexpr int kPipelineWaits = 7;
 struct PipelineScratch {
   uint32_t counter;                       // the computing warps' grid barrier
   uint32_t sink;                          // keeps the work live
   uint32_t blocks_on_sm[kPipelineMaxSms];  // blocks per SM (%smid): must be at most 1
   unsigned long long ns[2], clk[2];       // block 0's %globaltimer and clock64 at start and end
-  unsigned long long waits[kPipelineWaits];  // block 0's clocks in each wait (PipelineWaits' order)
+  unsigned long long waits[kPipelineWaits];  // block 0's clocks in each wait (PipelineWaits' order);
+                                             // [5], [6]: its chained loads' clocks and count
+  uint32_t chain[kPipelineMaxSms * 32];      // block b's word for chained loads: [32 b], always 0
 };
 
 struct PipelineArgs {
   const uint8_t* data;
   PipelineShape shape;
   uint32_t norm_clk, attention_clk, reduce_clk;  // the shape's spins in SM clocks
+  uint32_t prefetch_interval_clk;                 // PipelineShape::l2_prefetch_interval_ns
   uint32_t chunk;
   int stages;
   PipelineScratch* scratch;
@@ -309,17 +312,69 @@ __device__ __forceinline__ void TimedWaitParity(uint32_t bar, uint32_t parity, u
   *total += clock64() - t0;
 }
 
+// A phase of the loads mode with PipelineShape::chain_phases or l2_prefetch_interval_ns. Warp 1
+// spins `clk` clocks or (chain) loads its block's chain word clk / kIdleRoundTripClk times,
+// each address depending on the last value: a fixed number of L2 round trips, as attention's
+// and the norm's chains are, so that the phase lasts longer when round trips do (every lane
+// the same word), then sets *done = seq. Meanwhile warp 2 (its lane 0 issuing) asks for a
+// 16 KB cp.async.bulk.prefetch.L2 every interval_clk of the block's stream from *cursor on,
+// never more than `ahead` bytes past `consumed` (offsets in the block's stream of all tokens;
+// the address wraps at per_token), until it sees *done == seq. Whole warps take each branch;
+// all computing warps then meet at named barrier 1. Warp 1's chained loads' clocks and count
+// are added to *chain_clk, *chain_n.
+constexpr uint32_t kIdleRoundTripClk = 300;  // an idle L2 hit: 0.148-0.155 us (loaded_barrier)
+__device__ __forceinline__ void PrefetchPhase(uint32_t clk, bool chain, const uint32_t* word, uint32_t interval_clk,
+                                              const uint8_t* mine, uint64_t per_token, uint64_t consumed,
+                                              uint64_t ahead, uint32_t seq, volatile uint32_t* done,
+                                              uint64_t* cursor, unsigned long long* chain_clk,
+                                              unsigned long long* chain_n) {
+  if (clk == 0) return;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (warp == 1) {
+    if (!chain) {
+      Spin(clk);
+    } else {
+      const long long t0 = clock64();
+      uint32_t v = 0;
+      const uint32_t n = max(clk / kIdleRoundTripClk, 1u);
+      for (uint32_t i = 0; i < n; ++i) {
+        asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(word + v) : "memory");
+      }
+      *done = seq + (v & 1);  // v is 0: its use waits for the last load
+      *chain_clk += clock64() - t0;
+      *chain_n += n;
+    }
+    *done = seq;
+  }
+  if (warp == 2 && interval_clk > 0) {
+    constexpr uint32_t kBytes = 16384;
+    long long next = clock64();
+    if (*cursor < consumed) *cursor = consumed;
+    while (*done != seq) {
+      if (clock64() >= next && *cursor + kBytes <= consumed + ahead) {
+        const uint8_t* at = mine + *cursor % per_token;
+        if (lane == 0) asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(at), "r"(kBytes) : "memory");
+        *cursor += kBytes;
+        next += interval_clk;
+      }
+    }
+  }
+  asm volatile("bar.sync 1, %0;\n" ::"n"(kPipelineComputeThreads) : "memory");
+}
+
 template <bool kRing>
 __global__ void PipelineKernel(PipelineArgs a) {
 #if __CUDA_ARCH__ >= 900
   extern __shared__ __align__(128) uint8_t ring[];
   __shared__ alignas(8) uint64_t full[kMaxBulkStages], empty[kMaxBulkStages];
   __shared__ __align__(16) float xs[2048];
+  __shared__ uint32_t phase_done;  // the last phase whose chain or spin has ended (PrefetchPhase)
   const PipelineShape& sh = a.shape;
   const uint32_t per_layer = sh.qkv_bytes + sh.attn_out_bytes + sh.ffn_bytes;
   const uint8_t* mine = a.data + static_cast<size_t>(blockIdx.x) * sh.layers * per_layer;
   for (int i = threadIdx.x; i < 2048; i += blockDim.x) xs[i] = 0.125f * static_cast<float>(i % 7 + 1);
   if (threadIdx.x == 0) {
+    phase_done = 0;
     uint32_t sm;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
     if (sm < kPipelineMaxSms) atomicAdd(&a.scratch->blocks_on_sm[sm], 1u);
@@ -404,9 +459,21 @@ __global__ void PipelineKernel(PipelineArgs a) {
     ComputeBarrier(&a.scratch->counter, ++barriers * gridDim.x);
     barrier_wait += clock64() - t0;
   };
+  // The loads mode's L2 prefetch (PipelineShape::l2_prefetch_interval_ns): the stream offset the
+  // computing warps have reached, and warp 2 lane 0's prefetch cursor.
+  const uint64_t per_token = static_cast<uint64_t>(sh.layers) * per_layer;
+  uint64_t consumed = 0, cursor = 0;
+  unsigned long long chain_clk = 0, chain_n = 0;
+  uint32_t phase_seq = 0;  // phases begun (PrefetchPhase's seq)
+  const bool chain_or_prefetch = !kRing && (sh.chain_phases || a.prefetch_interval_clk > 0);
   auto phase = [&](uint32_t clk) {
     const long long t0 = clock64();
-    Phase(clk, sh.all_warps_spin);
+    if (chain_or_prefetch) {
+      PrefetchPhase(clk, sh.chain_phases, a.scratch->chain + 32 * blockIdx.x, a.prefetch_interval_clk, mine, per_token,
+                    consumed, sh.l2_prefetch_ahead, ++phase_seq, &phase_done, &cursor, &chain_clk, &chain_n);
+    } else {
+      Phase(clk, sh.all_warps_spin);
+    }
     phase_wait += clock64() - t0;
   };
   for (int tok = 0; tok < sh.tokens; ++tok) {
@@ -457,6 +524,7 @@ __global__ void PipelineKernel(PipelineArgs a) {
           }
         }
         src += waves_bytes[w];
+        consumed += waves_bytes[w];
         barrier();
         if (w == 0) {  // ATTENTION
           phase(a.attention_clk);
@@ -474,6 +542,10 @@ __global__ void PipelineKernel(PipelineArgs a) {
     a.scratch->waits[2] = full_wait;
     a.scratch->waits[3] = barrier_wait;
     a.scratch->waits[4] = phase_wait;
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 32) {
+    a.scratch->waits[5] = chain_clk;
+    a.scratch->waits[6] = chain_n;
   }
 #endif
 }
@@ -715,6 +787,12 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
     return "pipeline: loader_cp_async is for the ring only, without fence_each_copy (bulk copies only)";
   }
   if (shape.one_waiter && !ring) return "pipeline: one_waiter is for the ring only";
+  if (ring && (shape.chain_phases || shape.l2_prefetch_interval_ns > 0)) {
+    return "pipeline: chain_phases and l2_prefetch_interval_ns are for the loads mode only";
+  }
+  if (shape.l2_prefetch_interval_ns > 0 && shape.l2_prefetch_ahead < 16384) {
+    return "pipeline: l2_prefetch_ahead must be at least one 16 KB prefetch";
+  }
   if (shape.max_in_flight < 0 || (shape.max_in_flight > 0 && (!ring || shape.loader_cp_async))) {
     return "pipeline: max_in_flight " + std::to_string(shape.max_in_flight) +
            ": give 0 (no cap) or, for the bulk-copy ring only, the most copies outstanding";
@@ -759,7 +837,7 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
   err = cudaMemset(scratch, 0, sizeof(PipelineScratch));
   auto clk = [&](uint32_t ns) { return static_cast<uint32_t>(static_cast<uint64_t>(ns) * khz / 1000000); };
   PipelineArgs args{static_cast<const uint8_t*>(data), shape, clk(shape.norm_ns), clk(shape.attention_ns),
-                    clk(shape.reduce_ns), chunk, stages, scratch};
+                    clk(shape.reduce_ns), clk(shape.l2_prefetch_interval_ns), chunk, stages, scratch};
   void* params[] = {&args};
   const int threads = kPipelineComputeThreads + 32;
   std::string fail = err == cudaSuccess ? "" : std::string("cudaMemset (pipeline scratch): ") + cudaGetErrorString(err);
@@ -793,6 +871,8 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
     waits->compute_full_us = static_cast<float>(host.waits[2] / per_layer);
     waits->compute_barrier_us = static_cast<float>(host.waits[3] / per_layer);
     waits->compute_phase_us = static_cast<float>(host.waits[4] / per_layer);
+    waits->chain_load_us =
+        host.waits[6] > 0 ? static_cast<float>(host.waits[5] / static_cast<double>(host.waits[6]) / *sm_mhz) : 0.0f;
   }
   return "";
 }

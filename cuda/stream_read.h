@@ -117,14 +117,25 @@ struct PipelineShape {
   // Ring only: the loader sleeps this long (__nanosleep) after each try that found its next
   // stage still in use, instead of polling the empty mbarrier back to back (0: no sleep).
   uint32_t loader_sleep_ns = 0;
+  // Loads mode only. chain_phases: each phase is, instead of a spin, warp 1 loading an L2 word
+  // again and again, each address depending on the last value (a chain of round trips, as
+  // attention's and the norm's are), for the phase's time. l2_prefetch_interval_ns > 0: during
+  // every phase warp 2 issues one 16 KB cp.async.bulk.prefetch.L2 of the block's next bytes
+  // per interval (paced: ~16 KB / interval in flight), at most l2_prefetch_ahead bytes past
+  // what the computing warps have loaded; their loads then find those bytes in L2.
+  bool chain_phases = false;
+  uint32_t l2_prefetch_interval_ns = 0;
+  uint32_t l2_prefetch_ahead = 256 << 10;
 };
 inline constexpr int kPipelineComputeThreads = 512;  // 16 warps; the ring's loader is a 17th
 // Where block 0's time went, us a layer (clock64 over its measured clock rate): its loader
 // waiting for a free stage (the ring full) or for the max_in_flight cap, and its thread 0
-// waiting for a chunk to land (the ring empty), in the barriers and in the spins.
+// waiting for a chunk to land (the ring empty), in the barriers and in the spins; with
+// chain_phases, the mean round trip of the phases' chained loads.
 struct PipelineWaits {
   float loader_empty_us = 0, loader_cap_us = 0;
   float compute_full_us = 0, compute_barrier_us = 0, compute_phase_us = 0;
+  float chain_load_us = 0;  // chain_phases: the mean round trip of warp 1's chained loads
 };
 std::string PipelineStream(const void* data, size_t bytes, int blocks, const PipelineShape& shape, bool ring,
                            uint32_t chunk, int stages, float* ms, float* sm_mhz, PipelineWaits* waits = nullptr);

@@ -171,6 +171,8 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
     int max_in_flight;  // PipelineShape::max_in_flight (0: no cap)
     bool one_waiter;    // PipelineShape::one_waiter
     uint32_t loader_sleep_ns;  // PipelineShape::loader_sleep_ns
+    bool chain_phases;         // PipelineShape::chain_phases (loads mode)
+    uint32_t l2_prefetch_interval_ns;  // PipelineShape::l2_prefetch_interval_ns (loads mode)
   } runs[] = {{false, 16384, 0, true, true},        {false, 16384, 0, false, true},
               {true, 16384, 12, true, true},        {true, 16384, 12, false, true},
               {true, 16384, 6, true, true},         {true, 32768, 6, true, true},
@@ -199,7 +201,16 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
               {true, 16384, 12, true, true, false, false, false, 0, false, 100},
               {true, 16384, 12, true, true, false, false, false, 0, false, 500},
               {true, 16384, 12, false, true, false, false, false, 0, false, 100},
-              {true, 16384, 12, true, false, false, false, false, 0, false, 100}};
+              {true, 16384, 12, true, false, false, false, false, 0, false, 100},
+              // The loads mode with phases that are chains of L2 round trips, alone and with a
+              // paced L2 prefetch of the next bytes during every phase: 16 KB every 1,000 /
+              // 500 / 250 ns (a SM: ~16 / 33 / 66 GB/s asked); does the prefetch shorten the
+              // waves more than its queue lengthens the chains (--mode=loaded_barrier)?
+              {false, 16384, 0, true, true, false, false, false, 0, false, 0, true, 0},
+              {false, 16384, 0, true, true, false, false, false, 0, false, 0, true, 1000},
+              {false, 16384, 0, true, true, false, false, false, 0, false, 0, true, 500},
+              {false, 16384, 0, true, true, false, false, false, 0, false, 0, true, 250},
+              {false, 16384, 0, true, true, false, false, false, 0, false, 0, false, 500}};
   bool first = true;
   for (const auto& run : runs) {
     tileinfer::PipelineShape s = shape;
@@ -213,6 +224,8 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
     s.max_in_flight = run.max_in_flight;
     s.one_waiter = run.one_waiter;
     s.loader_sleep_ns = run.loader_sleep_ns;
+    s.chain_phases = run.chain_phases;
+    s.l2_prefetch_interval_ns = run.l2_prefetch_interval_ns;
     std::vector<float> ms, mhz;  // mhz: every run's, warm-ups first
     std::vector<tileinfer::PipelineWaits> waits;  // likewise
     const bool ok = TimedReps([&](float* t) {
@@ -235,17 +248,17 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
     std::vector<float> us;
     for (float m : ms) us.push_back(m * 1e3f / (s.tokens * s.layers));
     std::printf("%s    {\"weights\": \"%s\", \"chunk\": %u, \"stages\": %d, \"spin_ns\": [%u, %u, %u], "
-                "\"work\": %s, \"all_warps_spin\": %s, \"fence_each_copy\": %s, \"max_in_flight\": %d, \"one_waiter\": %s, \"loader_sleep_ns\": %u, "
+                "\"work\": %s, \"all_warps_spin\": %s, \"fence_each_copy\": %s, \"max_in_flight\": %d, \"one_waiter\": %s, \"loader_sleep_ns\": %u, \"chain_phases\": %s, \"l2_prefetch_interval_ns\": %u, "
                 "\"us_per_layer\": %.2f, \"sm_mhz\": %.0f, \"block0_waits_us_per_layer\": {\"loader_empty\": %.2f, "
-                "\"loader_cap\": %.2f, \"compute_full\": %.2f, \"compute_barrier\": %.2f, \"compute_phase\": %.2f}}",
+                "\"loader_cap\": %.2f, \"compute_full\": %.2f, \"compute_barrier\": %.2f, \"compute_phase\": %.2f, \"chain_load_us\": %.3f}}",
                 first ? "" : ",\n", run.ring ? (run.cp_async ? "ring_cp_async" : "ring") : "loads",
                 run.ring ? run.chunk : 0, run.stages, s.norm_ns,
                 s.attention_ns, s.reduce_ns, run.work ? "true" : "false", run.all_warps_spin ? "true" : "false",
-                run.fence_each_copy ? "true" : "false", run.max_in_flight, run.one_waiter ? "true" : "false", run.loader_sleep_ns, Median(us), Median(mhz),
+                run.fence_each_copy ? "true" : "false", run.max_in_flight, run.one_waiter ? "true" : "false", run.loader_sleep_ns, run.chain_phases ? "true" : "false", run.l2_prefetch_interval_ns, Median(us), Median(mhz),
                 median_of(&tileinfer::PipelineWaits::loader_empty_us), median_of(&tileinfer::PipelineWaits::loader_cap_us),
                 median_of(&tileinfer::PipelineWaits::compute_full_us),
                 median_of(&tileinfer::PipelineWaits::compute_barrier_us),
-                median_of(&tileinfer::PipelineWaits::compute_phase_us));
+                median_of(&tileinfer::PipelineWaits::compute_phase_us), median_of(&tileinfer::PipelineWaits::chain_load_us));
     first = false;
   }
   std::printf("\n  ]\n}\n");
