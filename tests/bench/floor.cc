@@ -35,6 +35,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,8 @@ DEFINE_int32(pipeline_tokens, 4, "--mode=pipeline: tokens (16 layers each) per l
 DEFINE_int32(pipeline_norm_ns, 1000, "--mode=pipeline: spin before each weight wave (the norm or merge), ns.");
 DEFINE_int32(pipeline_attention_ns, 5000, "--mode=pipeline: the ATTENTION wave's spin, ns.");
 DEFINE_int32(pipeline_reduce_ns, 1600, "--mode=pipeline: the FFN_REDUCE wave's spin, ns.");
+DEFINE_string(pipeline_runs, "", "--mode=pipeline: the runs to do, by number (1-based, comma-separated; empty: all), "
+              "e.g. to run a few under compute-sanitizer.");
 DEFINE_int32(loaded_barriers, 2000, "--mode=loaded_barrier: barriers per launch (the first tenth not counted).");
 
 namespace {
@@ -211,8 +214,25 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
               {false, 16384, 0, true, true, false, false, false, 0, false, 0, true, 500},
               {false, 16384, 0, true, true, false, false, false, 0, false, 0, true, 250},
               {false, 16384, 0, true, true, false, false, false, 0, false, 0, false, 500}};
+  const int n_runs = static_cast<int>(sizeof(runs) / sizeof(runs[0]));
+  std::vector<bool> chosen(n_runs, FLAGS_pipeline_runs.empty());
+  for (size_t at = 0; !FLAGS_pipeline_runs.empty() && at <= FLAGS_pipeline_runs.size();) {
+    const size_t comma = std::min(FLAGS_pipeline_runs.find(',', at), FLAGS_pipeline_runs.size());
+    const std::string item = FLAGS_pipeline_runs.substr(at, comma - at);
+    char* end = nullptr;
+    const long n = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || n < 1 || n > n_runs) {
+      std::fprintf(stderr, "error: --pipeline_runs=%s: '%s' is not a run number 1..%d\n", FLAGS_pipeline_runs.c_str(),
+                   item.c_str(), n_runs);
+      return 2;
+    }
+    chosen[n - 1] = true;
+    at = comma + 1;
+  }
   bool first = true;
-  for (const auto& run : runs) {
+  for (int r = 0; r < n_runs; ++r) {
+    if (!chosen[r]) continue;
+    const auto& run = runs[r];
     tileinfer::PipelineShape s = shape;
     s.norm_ns = run.spins ? FLAGS_pipeline_norm_ns : 0;
     s.attention_ns = run.spins ? FLAGS_pipeline_attention_ns : 0;
@@ -247,11 +267,11 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
     };
     std::vector<float> us;
     for (float m : ms) us.push_back(m * 1e3f / (s.tokens * s.layers));
-    std::printf("%s    {\"weights\": \"%s\", \"chunk\": %u, \"stages\": %d, \"spin_ns\": [%u, %u, %u], "
+    std::printf("%s    {\"run\": %d, \"weights\": \"%s\", \"chunk\": %u, \"stages\": %d, \"spin_ns\": [%u, %u, %u], "
                 "\"work\": %s, \"all_warps_spin\": %s, \"fence_each_copy\": %s, \"max_in_flight\": %d, \"one_waiter\": %s, \"loader_sleep_ns\": %u, \"chain_phases\": %s, \"l2_prefetch_interval_ns\": %u, "
                 "\"us_per_layer\": %.2f, \"sm_mhz\": %.0f, \"block0_waits_us_per_layer\": {\"loader_empty\": %.2f, "
                 "\"loader_cap\": %.2f, \"compute_full\": %.2f, \"compute_barrier\": %.2f, \"compute_phase\": %.2f, \"chain_load_us\": %.3f}}",
-                first ? "" : ",\n", run.ring ? (run.cp_async ? "ring_cp_async" : "ring") : "loads",
+                first ? "" : ",\n", r + 1, run.ring ? (run.cp_async ? "ring_cp_async" : "ring") : "loads",
                 run.ring ? run.chunk : 0, run.stages, s.norm_ns,
                 s.attention_ns, s.reduce_ns, run.work ? "true" : "false", run.all_warps_spin ? "true" : "false",
                 run.fence_each_copy ? "true" : "false", run.max_in_flight, run.one_waiter ? "true" : "false", run.loader_sleep_ns, run.chain_phases ? "true" : "false", run.l2_prefetch_interval_ns, Median(us), Median(mhz),
