@@ -25,7 +25,10 @@
 // layer (medians of --reps launches of --pipeline_tokens tokens), beside the plain read of the
 // same bytes: whether a decoupled weight stream hides the chain that the weights do not need.
 // The ring is filled by one bulk copy a chunk ("ring") or by the loader warp's cp.async
-// 16-byte copies ("ring_cp_async", PipelineShape::loader_cp_async).
+// 16-byte copies ("ring_cp_async", PipelineShape::loader_cp_async); later runs vary the
+// ring's protocol (copies in flight capped, one waiter a chunk, a sleeping loader) and the
+// loads mode's phases (chains of L2 round trips, a paced L2 prefetch during them). Each run
+// also prints where block 0's time went (PipelineWaits). --pipeline_runs picks runs by number.
 // --mode=loaded_barrier measures a grid barrier and one L2 round trip while every SM streams
 // (cuda/stream_read.h LoadedBarrier): idle, plain loads with 2-64 KB in flight per SM, and a
 // bulk-copy ring with 16-192 KB in flight; medians over --reps launches of each launch's
