@@ -264,7 +264,10 @@ __device__ __forceinline__ uint32_t SharedAddress(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
-__device__ __forceinline__ void WaitParity(uint32_t bar, uint32_t parity) {
+// Waits until the mbarrier at shared address `bar` has completed the phase of `parity`;
+// sleep_ns > 0: __nanosleep(sleep_ns) after every try that found it incomplete, so that the
+// waiter does not poll the mbarrier hot. Traps after ~10 s (Watchdog).
+__device__ __forceinline__ void WaitParity(uint32_t bar, uint32_t parity, uint32_t sleep_ns = 0) {
   const long long t0 = clock64();
   uint32_t done;
   do {
@@ -272,7 +275,10 @@ __device__ __forceinline__ void WaitParity(uint32_t bar, uint32_t parity) {
                  : "=r"(done)
                  : "r"(bar), "r"(parity)
                  : "memory");
-    if (!done) Watchdog(t0);
+    if (!done) {
+      if (sleep_ns > 0) __nanosleep(sleep_ns);
+      Watchdog(t0);
+    }
   } while (!done);
 }
 
@@ -289,26 +295,11 @@ struct RingSlot {
   }
 };
 
-// WaitParity, its clocks added to *total; sleep_ns > 0: __nanosleep(sleep_ns) after every
-// try that found the phase incomplete, so that the waiter does not poll the mbarrier hot.
+// WaitParity, its clocks added to *total.
 __device__ __forceinline__ void TimedWaitParity(uint32_t bar, uint32_t parity, unsigned long long* total,
                                                 uint32_t sleep_ns = 0) {
   const long long t0 = clock64();
-  if (sleep_ns == 0) {
-    WaitParity(bar, parity);
-  } else {
-    uint32_t done;
-    do {
-      asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
-                   : "=r"(done)
-                   : "r"(bar), "r"(parity)
-                   : "memory");
-      if (!done) {
-        __nanosleep(sleep_ns);
-        Watchdog(t0);
-      }
-    } while (!done);
-  }
+  WaitParity(bar, parity, sleep_ns);
   *total += clock64() - t0;
 }
 
@@ -627,6 +618,8 @@ __global__ void __launch_bounds__((kLoadedBarrierWarp + 1) * 32, 1) LoadedBarrie
   unsigned long long bytes = 0;
   uint32_t acc = 0;
   if (kUnroll == 0) {  // thread 0 keeps `stages` bulk copies in flight
+    // k % stages and k / stages as measured in calls Z and Z2 (not RingSlot): with 2 or more
+    // stages these copies ran at HBM's rate (4.4-4.7 TB/s), which the divisions did not limit.
     if (threadIdx.x != 0) return;
     uint64_t k = 0;
     size_t off = 0;
@@ -790,12 +783,23 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
   if (ring && (shape.chain_phases || shape.l2_prefetch_interval_ns > 0)) {
     return "pipeline: chain_phases and l2_prefetch_interval_ns are for the loads mode only";
   }
-  if (shape.l2_prefetch_interval_ns > 0 && shape.l2_prefetch_ahead < 16384) {
-    return "pipeline: l2_prefetch_ahead must be at least one 16 KB prefetch";
+  if (shape.l2_prefetch_interval_ns > 0 &&
+      (shape.l2_prefetch_ahead < 16384 || shape.l2_prefetch_interval_ns > 1000000u ||
+       (static_cast<uint64_t>(shape.layers) * (shape.qkv_bytes + shape.attn_out_bytes + shape.ffn_bytes)) % 16384 != 0)) {
+    return "pipeline: l2_prefetch_interval_ns at most 1 ms, l2_prefetch_ahead at least one 16 KB prefetch, and a "
+           "token's bytes a multiple of 16 KB (each prefetch stays inside the block's bytes)";
   }
-  if (shape.max_in_flight < 0 || (shape.max_in_flight > 0 && (!ring || shape.loader_cp_async))) {
+  if (shape.all_warps_spin && (shape.chain_phases || shape.l2_prefetch_interval_ns > 0)) {
+    return "pipeline: all_warps_spin does not combine with chain_phases or the L2 prefetch (warp 1 runs those phases)";
+  }
+  if (shape.loader_sleep_ns > 0 && (!ring || shape.loader_sleep_ns > 1000000u)) {
+    return "pipeline: loader_sleep_ns is for the ring only, at most 1 ms (__nanosleep's range)";
+  }
+  if (shape.max_in_flight < 0 || (shape.max_in_flight > 0 && (!ring || shape.loader_cp_async)) ||
+      (ring && shape.max_in_flight >= stages)) {
     return "pipeline: max_in_flight " + std::to_string(shape.max_in_flight) +
-           ": give 0 (no cap) or, for the bulk-copy ring only, the most copies outstanding";
+           ": give 0 (no cap) or, for the bulk-copy ring only, the most copies outstanding, fewer than its " +
+           std::to_string(stages) + " stages (the cap waits on a stage by its parity)";
   }
   if (static_cast<uint64_t>(shape.tokens) * shape.layers * 5 * blocks >= (1ull << 31)) {
     return "pipeline: tokens x layers x 5 barriers x blocks must stay below 2^31 (the barrier counter)";
@@ -886,12 +890,15 @@ std::string LoadedBarrier(const void* data, size_t bytes, int blocks, const Load
   if (!attr_err.empty()) return attr_err;
   if (major < 9) return "the loaded-barrier model needs sm_90 or later; this GPU is sm_" + std::to_string(major) + "x";
   const bool bulk = shape.bulk_stages > 0;
+  if (shape.bulk_stages < 0) {
+    return "loaded barrier: bulk_stages " + std::to_string(shape.bulk_stages) + ": give 0 (plain loads) or 1.." +
+           std::to_string(kMaxBulkStages);
+  }
   if (shape.stream_warps < 0 || shape.stream_warps > kLoadedBarrierWarp || (bulk && shape.stream_warps != 0)) {
     return "loaded barrier: stream_warps " + std::to_string(shape.stream_warps) + ": give 0.." +
            std::to_string(kLoadedBarrierWarp) + ", and 0 with bulk_stages";
   }
-  if (!bulk && shape.stream_warps > 0 && shape.unroll != 1 && shape.unroll != 2 && shape.unroll != 4 &&
-      shape.unroll != 8) {
+  if (!bulk && shape.unroll != 1 && shape.unroll != 2 && shape.unroll != 4 && shape.unroll != 8) {
     return "loaded barrier: unroll " + std::to_string(shape.unroll) + ": give 1, 2, 4 or 8";
   }
   if (shape.barriers < 10 || static_cast<uint64_t>(shape.barriers) * blocks >= (1ull << 31) ||
@@ -953,11 +960,15 @@ std::string LoadedBarrier(const void* data, size_t bytes, int blocks, const Load
     if (fail.empty()) fail = timed;
     unsigned long long host_counters[5];
     std::vector<uint32_t> host_record(2 * static_cast<size_t>(shape.barriers));
+    double mhz = 0;
     if (check(cudaMemcpy(host_counters, counters, sizeof(host_counters), cudaMemcpyDeviceToHost), "cudaMemcpy") &&
         check(cudaMemcpy(host_record.data(), record, host_record.size() * sizeof(uint32_t), cudaMemcpyDeviceToHost),
               "cudaMemcpy")) {
       const double dns = static_cast<double>(host_counters[4] - host_counters[2]);
-      const double mhz = dns > 0 ? static_cast<double>(host_counters[3] - host_counters[1]) / dns * 1e3 : 0;
+      mhz = dns > 0 ? static_cast<double>(host_counters[3] - host_counters[1]) / dns * 1e3 : 0;
+      if (mhz <= 0) fail = "loaded barrier: block 0's clock rate could not be measured";
+    }
+    if (fail.empty()) {
       std::vector<float> barrier_us, load_us;
       for (int i = shape.barriers / 10; i < shape.barriers; ++i) {
         barrier_us.push_back(static_cast<float>(host_record[2 * i] / mhz));
@@ -973,7 +984,6 @@ std::string LoadedBarrier(const void* data, size_t bytes, int blocks, const Load
       result->load_us_p90 = quantile(load_us, 0.9);
       result->stream_gbps = ms > 0 ? static_cast<float>(host_counters[0] / (ms * 1e6)) : 0.0f;
       result->sm_mhz = static_cast<float>(mhz);
-      if (mhz <= 0) fail = "loaded barrier: block 0's clock rate could not be measured";
     }
   }
   cudaFree(scratch);

@@ -103,8 +103,9 @@ struct PipelineShape {
   // each lane's cp.async.mbarrier.arrive.noinc arrives on the full mbarrier (count 32) when its
   // copies have landed: no per-copy setup, as many bytes in flight as stages allow.
   bool loader_cp_async = false;
-  // Bulk-copy ring only: the most copies the loader keeps outstanding (0: as many as free
-  // stages allow). Before issuing chunk k it waits until chunk k - max_in_flight has landed,
+  // Bulk-copy ring only: the most copies the loader keeps outstanding, fewer than the ring's
+  // stages (0: as many as free stages allow). Before issuing chunk k it waits until chunk
+  // k - max_in_flight has landed,
   // so the ring still fills to its depth while the computing warps wait, but never with
   // more than max_in_flight x chunk bytes in flight: floor --mode=loaded_barrier measured
   // every L2 round trip of the SM queueing behind those (192 KB: a barrier 20 us).
@@ -114,15 +115,18 @@ struct PipelineShape {
   // 0 alone waits, named barrier 1 passes the stage on, a second one gathers the reads, and
   // thread 0 alone arrives (empty counts 1): 2 mbarrier operations and 2 named barriers a chunk.
   bool one_waiter = false;
-  // Ring only: the loader sleeps this long (__nanosleep) after each try that found its next
-  // stage still in use, instead of polling the empty mbarrier back to back (0: no sleep).
+  // Ring only: the loader sleeps this long (__nanosleep, at most 1 ms) after each try that
+  // found its next stage still in use, instead of polling the empty mbarrier back to back
+  // (0: no sleep).
   uint32_t loader_sleep_ns = 0;
   // Loads mode only. chain_phases: each phase is, instead of a spin, warp 1 loading an L2 word
-  // again and again, each address depending on the last value (a chain of round trips, as
-  // attention's and the norm's are), for the phase's time. l2_prefetch_interval_ns > 0: during
+  // phase clocks / 300 times (an idle round trip's clocks), each address depending on the last
+  // value: a fixed number of round trips, as attention's and the norm's chains are, so that
+  // the phase lasts longer when round trips do. l2_prefetch_interval_ns > 0 (at most 1 ms): during
   // every phase warp 2 issues one 16 KB cp.async.bulk.prefetch.L2 of the block's next bytes
   // per interval (paced: ~16 KB / interval in flight), at most l2_prefetch_ahead bytes past
-  // what the computing warps have loaded; their loads then find those bytes in L2.
+  // what the computing warps have loaded; their loads then find those bytes in L2 (a token's
+  // bytes a multiple of 16 KB). Neither combines with all_warps_spin.
   bool chain_phases = false;
   uint32_t l2_prefetch_interval_ns = 0;
   uint32_t l2_prefetch_ahead = 256 << 10;

@@ -30,7 +30,7 @@
 // loads mode's phases (chains of L2 round trips, a paced L2 prefetch during them). Each run
 // also prints where block 0's time went (PipelineWaits). --pipeline_runs picks runs by number.
 // --mode=loaded_barrier measures a grid barrier and one L2 round trip while every SM streams
-// (cuda/stream_read.h LoadedBarrier): idle, plain loads with 2-64 KB in flight per SM, and a
+// (cuda/stream_read.h LoadedBarrier): idle, plain loads with 8-64 KB in flight per SM, and a
 // bulk-copy ring with 16-192 KB in flight; medians over --reps launches of each launch's
 // median and 90th percentile, and the stream's GB/s: whether the barrier's round trips queue
 // behind the bytes in flight, which would cost every prefetch the time it saves.
@@ -130,6 +130,94 @@ int BarrierMode(const cudaDeviceProp& prop) {
   return status;
 }
 
+// --mode=pipeline's runs, numbered from 1 in this order (--pipeline_runs).
+// The ninth run takes the ring's chunks without reading them: the decoupled stream alone,
+// apart from the consumers' shared-memory reads (a ring no faster than loads with work but
+// faster without it is bound by those reads, not by the stream). Spins are one warp's
+// (PipelineShape::all_warps_spin) and the loader fences no copy, except in runs 10 and 11,
+// each the third run with one of those restored as the model first had it: all 16
+// warps spinning (do their loops starve the loader?), a proxy fence before every copy
+// (does it hold each copy until the one before it has landed?); on the H200 neither
+// changed the third run's time (docs/PERFORMANCE.md). The loads runs check the spins'
+// length: with spins minus without should stay ~9.6 us a layer. Runs 12-17 repeat ring
+// shapes with the cp.async loader, runs 18-40 the thirteenth session's variants (each listed
+// with its question); compare a late run's sm_mhz with the early ones'.
+struct PipelineRun {
+  bool ring;
+  uint32_t chunk;
+  int stages;
+  bool spins;
+  bool work;
+  bool all_warps_spin;
+  bool fence_each_copy;
+  bool cp_async;  // the loader's 32 lanes copy 16 bytes each (PipelineShape::loader_cp_async)
+  int max_in_flight;  // PipelineShape::max_in_flight (0: no cap)
+  bool one_waiter;    // PipelineShape::one_waiter
+  uint32_t loader_sleep_ns;  // PipelineShape::loader_sleep_ns
+  bool chain_phases;         // PipelineShape::chain_phases (loads mode)
+  uint32_t l2_prefetch_interval_ns;  // PipelineShape::l2_prefetch_interval_ns (loads mode)
+};
+constexpr PipelineRun kPipelineRuns[] = {{false, 16384, 0, true, true},        {false, 16384, 0, false, true},
+            {true, 16384, 12, true, true},        {true, 16384, 12, false, true},
+            {true, 16384, 6, true, true},         {true, 32768, 6, true, true},
+            {true, 8192, 16, true, true},         {true, 32768, 3, true, true},
+            {true, 16384, 12, true, false},       {true, 16384, 12, true, true, true, false},
+            {true, 16384, 12, true, true, false, true},
+            // The same ring filled by cp.async (eleventh session): depth should now matter.
+            {true, 16384, 12, true, true, false, false, true}, {true, 16384, 12, false, true, false, false, true},
+            {true, 16384, 6, true, true, false, false, true},  {true, 8192, 16, true, true, false, false, true},
+            {true, 32768, 6, true, true, false, false, true},  {true, 16384, 12, true, false, false, false, true},
+            // The bulk ring with at most 1-4 copies outstanding (thirteenth session): deep
+            // enough to run ahead, shallow in flight so that the barriers' round trips do not
+            // queue behind the ring (--mode=loaded_barrier).
+            {true, 16384, 12, true, true, false, false, false, 1}, {true, 16384, 12, true, true, false, false, false, 2},
+            {true, 16384, 12, true, true, false, false, false, 3}, {true, 16384, 12, true, true, false, false, false, 4},
+            {true, 16384, 12, false, true, false, false, false, 2}, {true, 32768, 6, true, true, false, false, false, 1},
+            {true, 8192, 16, true, true, false, false, false, 4},  {true, 16384, 12, true, false, false, false, false, 2},
+            // One waiter a chunk instead of 16 (call Z3 found the loader waiting for free stages
+            // 24.6 us a layer: the consumers, not the stream, were the slow side).
+            {true, 16384, 12, true, true, false, false, false, 0, true}, {true, 16384, 12, false, true, false, false, false, 0, true},
+            {true, 16384, 12, true, false, false, false, false, 0, true}, {true, 32768, 6, true, true, false, false, false, 0, true},
+            {true, 8192, 16, true, true, false, false, false, 0, true},  {true, 16384, 12, true, true, false, false, false, 2, true},
+            // The loader sleeping between its tries for a free stage (call Z4: with one waiter
+            // the unread chunks still cost ~0.35 us each; is the loader's hot polling of the
+            // empty mbarrier what delays the consumers' arrivals on it?).
+            {true, 16384, 12, true, true, false, false, false, 0, false, 100},
+            {true, 16384, 12, true, true, false, false, false, 0, false, 500},
+            {true, 16384, 12, false, true, false, false, false, 0, false, 100},
+            {true, 16384, 12, true, false, false, false, false, 0, false, 100},
+            // The loads mode with phases that are chains of L2 round trips, alone and with a
+            // paced L2 prefetch of the next bytes during every phase: 16 KB every 1,000 /
+            // 500 / 250 ns (a SM: ~16 / 33 / 66 GB/s asked); does the prefetch shorten the
+            // waves more than its queue lengthens the chains (--mode=loaded_barrier)?
+            {false, 16384, 0, true, true, false, false, false, 0, false, 0, true, 0},
+            {false, 16384, 0, true, true, false, false, false, 0, false, 0, true, 1000},
+            {false, 16384, 0, true, true, false, false, false, 0, false, 0, true, 500},
+            {false, 16384, 0, true, true, false, false, false, 0, false, 0, true, 250},
+            {false, 16384, 0, true, true, false, false, false, 0, false, 0, false, 500}};
+constexpr int kPipelineRunCount = static_cast<int>(sizeof(kPipelineRuns) / sizeof(kPipelineRuns[0]));
+
+// --pipeline_runs as one flag per run of kPipelineRuns (all when the flag is empty); false
+// after printing what is wrong.
+bool PipelineRunsChosen(std::vector<bool>* chosen) {
+  const std::string& list = FLAGS_pipeline_runs;
+  chosen->assign(kPipelineRunCount, list.empty());
+  for (size_t at = 0; !list.empty() && at <= list.size();) {
+    const size_t comma = std::min(list.find(',', at), list.size());
+    const std::string item = list.substr(at, comma - at);
+    char* end = nullptr;
+    const long n = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || n < 1 || n > kPipelineRunCount) {
+      std::fprintf(stderr, "error: --pipeline_runs=%s: '%s' is not a run number 1..%d\n", list.c_str(), item.c_str(),
+                   kPipelineRunCount);
+      return false;
+    }
+    (*chosen)[n - 1] = true;
+    at = comma + 1;
+  }
+  return true;
+}
+
 // --mode=pipeline (see the top of this file). Returns the exit status.
 int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uint32_t* sink) {
   const int blocks = prop.multiProcessorCount;
@@ -155,87 +243,13 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
               "  \"runs\": [\n",
               prop.name, blocks, FLAGS_reps, shape.tokens, shape.layers, shape.qkv_bytes, shape.attn_out_bytes,
               shape.ffn_bytes, gbps, layer_bytes / (gbps * 1e3));
-  // The ninth run takes the ring's chunks without reading them: the decoupled stream alone,
-  // apart from the consumers' shared-memory reads (a ring no faster than loads with work but
-  // faster without it is bound by those reads, not by the stream). Spins are one warp's
-  // (PipelineShape::all_warps_spin) and the loader fences no copy, except in runs 10 and 11,
-  // each the third run with one of those restored as the model first had it: all 16
-  // warps spinning (do their loops starve the loader?), a proxy fence before every copy
-  // (does it hold each copy until the one before it has landed?); on the H200 neither
-  // changed the third run's time (docs/PERFORMANCE.md). The loads runs check the spins'
-  // length: with spins minus without should stay ~9.6 us a layer. Runs 12-17 repeat ring
-  // shapes with the cp.async loader; they come last, so compare their sm_mhz with the others'.
-  const struct {
-    bool ring;
-    uint32_t chunk;
-    int stages;
-    bool spins;
-    bool work;
-    bool all_warps_spin;
-    bool fence_each_copy;
-    bool cp_async;  // the loader's 32 lanes copy 16 bytes each (PipelineShape::loader_cp_async)
-    int max_in_flight;  // PipelineShape::max_in_flight (0: no cap)
-    bool one_waiter;    // PipelineShape::one_waiter
-    uint32_t loader_sleep_ns;  // PipelineShape::loader_sleep_ns
-    bool chain_phases;         // PipelineShape::chain_phases (loads mode)
-    uint32_t l2_prefetch_interval_ns;  // PipelineShape::l2_prefetch_interval_ns (loads mode)
-  } runs[] = {{false, 16384, 0, true, true},        {false, 16384, 0, false, true},
-              {true, 16384, 12, true, true},        {true, 16384, 12, false, true},
-              {true, 16384, 6, true, true},         {true, 32768, 6, true, true},
-              {true, 8192, 16, true, true},         {true, 32768, 3, true, true},
-              {true, 16384, 12, true, false},       {true, 16384, 12, true, true, true, false},
-              {true, 16384, 12, true, true, false, true},
-              // The same ring filled by cp.async (eleventh session): depth should now matter.
-              {true, 16384, 12, true, true, false, false, true}, {true, 16384, 12, false, true, false, false, true},
-              {true, 16384, 6, true, true, false, false, true},  {true, 8192, 16, true, true, false, false, true},
-              {true, 32768, 6, true, true, false, false, true},  {true, 16384, 12, true, false, false, false, true},
-              // The bulk ring with at most 1-4 copies outstanding (thirteenth session): deep
-              // enough to run ahead, shallow in flight so that the barriers' round trips do not
-              // queue behind the ring (--mode=loaded_barrier).
-              {true, 16384, 12, true, true, false, false, false, 1}, {true, 16384, 12, true, true, false, false, false, 2},
-              {true, 16384, 12, true, true, false, false, false, 3}, {true, 16384, 12, true, true, false, false, false, 4},
-              {true, 16384, 12, false, true, false, false, false, 2}, {true, 32768, 6, true, true, false, false, false, 1},
-              {true, 8192, 16, true, true, false, false, false, 4},  {true, 16384, 12, true, false, false, false, false, 2},
-              // One waiter a chunk instead of 16 (call Z3 found the loader waiting for free stages
-              // 24.6 us a layer: the consumers, not the stream, were the slow side).
-              {true, 16384, 12, true, true, false, false, false, 0, true}, {true, 16384, 12, false, true, false, false, false, 0, true},
-              {true, 16384, 12, true, false, false, false, false, 0, true}, {true, 32768, 6, true, true, false, false, false, 0, true},
-              {true, 8192, 16, true, true, false, false, false, 0, true},  {true, 16384, 12, true, true, false, false, false, 2, true},
-              // The loader sleeping between its tries for a free stage (call Z4: with one waiter
-              // the unread chunks still cost ~0.35 us each; is the loader's hot polling of the
-              // empty mbarrier what delays the consumers' arrivals on it?).
-              {true, 16384, 12, true, true, false, false, false, 0, false, 100},
-              {true, 16384, 12, true, true, false, false, false, 0, false, 500},
-              {true, 16384, 12, false, true, false, false, false, 0, false, 100},
-              {true, 16384, 12, true, false, false, false, false, 0, false, 100},
-              // The loads mode with phases that are chains of L2 round trips, alone and with a
-              // paced L2 prefetch of the next bytes during every phase: 16 KB every 1,000 /
-              // 500 / 250 ns (a SM: ~16 / 33 / 66 GB/s asked); does the prefetch shorten the
-              // waves more than its queue lengthens the chains (--mode=loaded_barrier)?
-              {false, 16384, 0, true, true, false, false, false, 0, false, 0, true, 0},
-              {false, 16384, 0, true, true, false, false, false, 0, false, 0, true, 1000},
-              {false, 16384, 0, true, true, false, false, false, 0, false, 0, true, 500},
-              {false, 16384, 0, true, true, false, false, false, 0, false, 0, true, 250},
-              {false, 16384, 0, true, true, false, false, false, 0, false, 0, false, 500}};
-  const int n_runs = static_cast<int>(sizeof(runs) / sizeof(runs[0]));
-  std::vector<bool> chosen(n_runs, FLAGS_pipeline_runs.empty());
-  for (size_t at = 0; !FLAGS_pipeline_runs.empty() && at <= FLAGS_pipeline_runs.size();) {
-    const size_t comma = std::min(FLAGS_pipeline_runs.find(',', at), FLAGS_pipeline_runs.size());
-    const std::string item = FLAGS_pipeline_runs.substr(at, comma - at);
-    char* end = nullptr;
-    const long n = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || n < 1 || n > n_runs) {
-      std::fprintf(stderr, "error: --pipeline_runs=%s: '%s' is not a run number 1..%d\n", FLAGS_pipeline_runs.c_str(),
-                   item.c_str(), n_runs);
-      return 2;
-    }
-    chosen[n - 1] = true;
-    at = comma + 1;
-  }
+
+  std::vector<bool> chosen;
+  if (!PipelineRunsChosen(&chosen)) return 2;
   bool first = true;
-  for (int r = 0; r < n_runs; ++r) {
+  for (int r = 0; r < kPipelineRunCount; ++r) {
     if (!chosen[r]) continue;
-    const auto& run = runs[r];
+    const PipelineRun& run = kPipelineRuns[r];
     tileinfer::PipelineShape s = shape;
     s.norm_ns = run.spins ? FLAGS_pipeline_norm_ns : 0;
     s.attention_ns = run.spins ? FLAGS_pipeline_attention_ns : 0;
@@ -350,6 +364,17 @@ int main(int argc, char** argv) {
                  FLAGS_mode.c_str());
     return 2;
   }
+  // Flags checked before any GPU work or output.
+  std::vector<bool> chosen;
+  if (FLAGS_reps < 1) {
+    std::fprintf(stderr, "error: --reps=%d: give at least 1\n", FLAGS_reps);
+    return 2;
+  }
+  if (FLAGS_loaded_barriers < 10) {
+    std::fprintf(stderr, "error: --loaded_barriers=%d: give at least 10\n", FLAGS_loaded_barriers);
+    return 2;
+  }
+  if (!PipelineRunsChosen(&chosen)) return 2;
   cudaDeviceProp prop;
   if (!Check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties")) return 1;
   if (FLAGS_mode == "barrier") return BarrierMode(prop);
