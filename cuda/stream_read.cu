@@ -541,7 +541,6 @@ __global__ void PipelineKernel(PipelineArgs a) {
 #endif
 }
 
-
 // LoadedBarrier's kernel (stream_read.h). kUnroll: the plain loads in flight per lane, or 0
 // for the bulk ring. scratch: [0] the barrier counter, [32 * (b + 1)] block b's L2 word (a
 // 128-byte line each).
@@ -646,7 +645,7 @@ __global__ void __launch_bounds__((kLoadedBarrierWarp + 1) * 32, 1) LoadedBarrie
     if (warp >= a.stream_warps) return;
     const uint32_t threads = static_cast<uint32_t>(a.stream_warps) * 32;
     const uint4* words = reinterpret_cast<const uint4*>(mine);
-    const size_t n16 = a.per_block / 16;  // a multiple of threads x kUnroll (the host checks)
+    const size_t n16 = a.per_block / 16;  // a multiple of threads x kUnroll (the host rounds it)
     size_t base = threadIdx.x;
     while (*stop_flag == 0) {
       uint4 v[kUnroll > 0 ? kUnroll : 1];
@@ -663,6 +662,7 @@ __global__ void __launch_bounds__((kLoadedBarrierWarp + 1) * 32, 1) LoadedBarrie
   if (acc == 0x9E3779B9u) a.sink[blockIdx.x] = acc;  // almost never taken; keeps the loads live
 #endif
 }
+
 }  // namespace
 
 std::string StreamRead(const void* data, size_t bytes, int blocks, int threads, uint32_t* sink, float* ms) {
@@ -915,7 +915,8 @@ std::string LoadedBarrier(const void* data, size_t bytes, int blocks, const Load
   // Each block's share: a multiple of the chunk (bulk) or of one round of the stream
   // threads' loads.
   const bool stream = bulk || shape.stream_warps > 0;
-  const size_t step = bulk ? shape.bulk_chunk : static_cast<size_t>(std::max(shape.stream_warps, 1)) * 32 * shape.unroll * 16;
+  const size_t step =
+      bulk ? shape.bulk_chunk : static_cast<size_t>(std::max(shape.stream_warps, 1)) * 32 * shape.unroll * 16;
   const size_t per_block = blocks > 0 ? bytes / blocks / step * step : 0;
   if (blocks < 1 || blocks > sms || (stream && per_block == 0)) {
     return "loaded barrier: " + std::to_string(blocks) + " blocks: give 1.." + std::to_string(sms) +
@@ -949,7 +950,8 @@ std::string LoadedBarrier(const void* data, size_t bytes, int blocks, const Load
       check(cudaMemset(counters, 0, 5 * sizeof(unsigned long long)), "cudaMemset (counters)")) {
     const uint32_t gap_clk = static_cast<uint32_t>(static_cast<uint64_t>(shape.gap_ns) * khz / 1000000);
     LoadedBarrierArgs args{static_cast<const uint8_t*>(data), per_block, shape.stream_warps, shape.bulk_stages,
-                           shape.bulk_chunk, shape.quiet_block0, shape.barriers, gap_clk, scratch, counters, record, counters + 1, sink};
+                           shape.bulk_chunk, shape.quiet_block0, shape.barriers, gap_clk, scratch, counters,
+                           record, counters + 1, sink};
     void* params[] = {&args};
     float ms = 0;
     const std::string timed = Timed("loaded barrier", [&] {

@@ -176,9 +176,12 @@ constexpr PipelineRun kPipelineRuns[] = {{false, 16384, 0, true, true},        {
             {true, 8192, 16, true, true, false, false, false, 4},  {true, 16384, 12, true, false, false, false, false, 2},
             // One waiter a chunk instead of 16 (call Z3 found the loader waiting for free stages
             // 24.6 us a layer: the consumers, not the stream, were the slow side).
-            {true, 16384, 12, true, true, false, false, false, 0, true}, {true, 16384, 12, false, true, false, false, false, 0, true},
-            {true, 16384, 12, true, false, false, false, false, 0, true}, {true, 32768, 6, true, true, false, false, false, 0, true},
-            {true, 8192, 16, true, true, false, false, false, 0, true},  {true, 16384, 12, true, true, false, false, false, 2, true},
+            {true, 16384, 12, true, true, false, false, false, 0, true},
+            {true, 16384, 12, false, true, false, false, false, 0, true},
+            {true, 16384, 12, true, false, false, false, false, 0, true},
+            {true, 32768, 6, true, true, false, false, false, 0, true},
+            {true, 8192, 16, true, true, false, false, false, 0, true},
+            {true, 16384, 12, true, true, false, false, false, 2, true},
             // The loader sleeping between its tries for a free stage (call Z4: with one waiter
             // the unread chunks still cost ~0.35 us each; is the loader's hot polling of the
             // empty mbarrier what delays the consumers' arrivals on it?).
@@ -284,14 +287,17 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
     };
     std::vector<float> us;
     for (float m : ms) us.push_back(m * 1e3f / (s.tokens * s.layers));
+    auto yes = [](bool b) { return b ? "true" : "false"; };
     std::printf("%s    {\"run\": %d, \"weights\": \"%s\", \"chunk\": %u, \"stages\": %d, \"spin_ns\": [%u, %u, %u], "
-                "\"work\": %s, \"all_warps_spin\": %s, \"fence_each_copy\": %s, \"max_in_flight\": %d, \"one_waiter\": %s, \"loader_sleep_ns\": %u, \"chain_phases\": %s, \"l2_prefetch_interval_ns\": %u, "
+                "\"work\": %s, \"all_warps_spin\": %s, \"fence_each_copy\": %s, \"max_in_flight\": %d, "
+                "\"one_waiter\": %s, \"loader_sleep_ns\": %u, \"chain_phases\": %s, \"l2_prefetch_interval_ns\": %u, "
                 "\"us_per_layer\": %.2f, \"sm_mhz\": %.0f, \"block0_waits_us_per_layer\": {\"loader_empty\": %.2f, "
-                "\"loader_cap\": %.2f, \"compute_full\": %.2f, \"compute_barrier\": %.2f, \"compute_phase\": %.2f, \"chain_load_us\": %.3f}}",
+                "\"loader_cap\": %.2f, \"compute_full\": %.2f, \"compute_barrier\": %.2f, \"compute_phase\": %.2f, "
+                "\"chain_load_us\": %.3f}}",
                 first ? "" : ",\n", r + 1, run.ring ? (run.cp_async ? "ring_cp_async" : "ring") : "loads",
-                run.ring ? run.chunk : 0, run.stages, s.norm_ns,
-                s.attention_ns, s.reduce_ns, run.work ? "true" : "false", run.all_warps_spin ? "true" : "false",
-                run.fence_each_copy ? "true" : "false", run.max_in_flight, run.one_waiter ? "true" : "false", run.loader_sleep_ns, run.chain_phases ? "true" : "false", run.l2_prefetch_interval_ns, Median(us), Median(mhz),
+                run.ring ? run.chunk : 0, run.stages, s.norm_ns, s.attention_ns, s.reduce_ns, yes(run.work),
+                yes(run.all_warps_spin), yes(run.fence_each_copy), run.max_in_flight, yes(run.one_waiter),
+                run.loader_sleep_ns, yes(run.chain_phases), run.l2_prefetch_interval_ns, Median(us), Median(mhz),
                 median_of(&tileinfer::PipelineWaits::loader_empty_us), median_of(&tileinfer::PipelineWaits::loader_cap_us),
                 median_of(&tileinfer::PipelineWaits::compute_full_us),
                 median_of(&tileinfer::PipelineWaits::compute_barrier_us),
@@ -343,11 +349,11 @@ int LoadedBarrierMode(const cudaDeviceProp& prop, const void* data, size_t bytes
     const size_t in_flight = run.stages > 0 ? static_cast<size_t>(run.stages) * run.chunk
                                             : static_cast<size_t>(run.warps) * 32 * run.unroll * 16;
     std::printf("%s    {\"stream\": \"%s\", \"warps\": %d, \"unroll\": %d, \"stages\": %d, \"chunk\": %u, "
-                "\"in_flight_kb_per_sm\": %zu, \"quiet_block0\": %s, \"barrier_us\": %.3f, \"barrier_us_p90\": %.3f, \"load_us\": %.3f, "
-                "\"load_us_p90\": %.3f, \"stream_gbps\": %.1f, \"sm_mhz\": %.0f}",
+                "\"in_flight_kb_per_sm\": %zu, \"quiet_block0\": %s, \"barrier_us\": %.3f, \"barrier_us_p90\": %.3f, "
+                "\"load_us\": %.3f, \"load_us_p90\": %.3f, \"stream_gbps\": %.1f, \"sm_mhz\": %.0f}",
                 first ? "" : ",\n", run.stages > 0 ? "bulk" : run.warps > 0 ? "loads" : "none", run.warps,
-                run.unroll, run.stages, run.chunk, in_flight >> 10, run.quiet_block0 ? "true" : "false", Median(barrier), Median(barrier90), Median(load),
-                Median(load90), Median(gbps), Median(mhz));
+                run.unroll, run.stages, run.chunk, in_flight >> 10, run.quiet_block0 ? "true" : "false",
+                Median(barrier), Median(barrier90), Median(load), Median(load90), Median(gbps), Median(mhz));
     first = false;
   }
   std::printf("\n  ]\n}\n");
