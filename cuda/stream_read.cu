@@ -442,6 +442,17 @@ __global__ void PipelineKernel(PipelineArgs a) {
   }
   const int lane = threadIdx.x & 31;
   float acc = 0;
+  // PipelineShape::x_in_registers: x for this thread's words t + 512 j of a chunk (j < kXWords,
+  // chunks of at most 32 KB), read from shared memory once.
+  constexpr int kXWords = 4;
+  float xr[kXWords][8];
+#pragma unroll
+  for (int j = 0; j < kXWords; ++j) {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      xr[j][e] = sh.x_in_registers ? xs[XColumn(threadIdx.x + j * kPipelineComputeThreads) + e] : 0.0f;
+    }
+  }
   uint32_t barriers = 0;
   RingSlot at;  // the next chunk's stage and use
   unsigned long long full_wait = 0, barrier_wait = 0, phase_wait = 0;  // clocks (thread 0's are recorded)
@@ -483,8 +494,16 @@ __global__ void PipelineKernel(PipelineArgs a) {
               asm volatile("bar.sync 1, %0;\n" ::"n"(kPipelineComputeThreads) : "memory");
             }
             const uint4* words = reinterpret_cast<const uint4*>(ring + static_cast<size_t>(s) * a.chunk);
-            for (uint32_t i = threadIdx.x; sh.work && i < a.chunk / 16; i += kPipelineComputeThreads) {
-              acc = Work(words[i], xs + XColumn(i), acc);
+            if (sh.x_in_registers) {  // the same words of every chunk meet the same x: xr
+#pragma unroll
+              for (int j = 0; j < kXWords; ++j) {
+                const uint32_t i = threadIdx.x + j * kPipelineComputeThreads;
+                if (sh.work && i < a.chunk / 16) acc = Work(words[i], xr[j], acc);
+              }
+            } else {
+              for (uint32_t i = threadIdx.x; sh.work && i < a.chunk / 16; i += kPipelineComputeThreads) {
+                acc = Work(words[i], xs + XColumn(i), acc);
+              }
             }
             if (!sh.one_waiter) {
               __syncwarp();
@@ -780,6 +799,9 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
     return "pipeline: loader_cp_async is for the ring only, without fence_each_copy (bulk copies only)";
   }
   if (shape.one_waiter && !ring) return "pipeline: one_waiter is for the ring only";
+  if (shape.x_in_registers && (!ring || chunk > 32768)) {
+    return "pipeline: x_in_registers is for the ring only, with chunks of at most 32 KB (4 words a thread)";
+  }
   if (ring && (shape.chain_phases || shape.l2_prefetch_interval_ns > 0)) {
     return "pipeline: chain_phases and l2_prefetch_interval_ns are for the loads mode only";
   }

@@ -130,6 +130,11 @@ struct PipelineShape {
   bool chain_phases = false;
   uint32_t l2_prefetch_interval_ns = 0;
   uint32_t l2_prefetch_ahead = 256 << 10;
+  // Ring only, chunks of at most 32 KB: each computing thread holds in registers the x values
+  // that its words of a chunk meet (the same in every chunk), so that the work reads one
+  // 16-byte word of shared memory per 16 bytes of weights instead of three: can consumers
+  // that outrun the stream let the ring run ahead?
+  bool x_in_registers = false;
 };
 inline constexpr int kPipelineComputeThreads = 512;  // 16 warps; the ring's loader is a 17th
 // Where block 0's time went, us a layer (clock64 over its measured clock rate): its loader
