@@ -380,7 +380,7 @@ __global__ void PipelineKernel(PipelineArgs a) {
                    "r"(sh.loader_cp_async ? 32u : 1u)
                    : "memory");
       asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(SharedAddress(&empty[s])),
-                   "r"(sh.one_waiter ? 1u : kPipelineComputeThreads / 32)
+                   "r"(sh.one_waiter || sh.warp_chunks ? 1u : kPipelineComputeThreads / 32)
                    : "memory");
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -455,6 +455,7 @@ __global__ void PipelineKernel(PipelineArgs a) {
   }
   uint32_t barriers = 0;
   RingSlot at;  // the next chunk's stage and use
+  uint32_t chunk0 = 0;  // PipelineShape::warp_chunks: the wave's first chunk, counted over all waves
   unsigned long long full_wait = 0, barrier_wait = 0, phase_wait = 0;  // clocks (thread 0's are recorded)
   auto barrier = [&] {
     const long long t0 = clock64();
@@ -483,7 +484,23 @@ __global__ void PipelineKernel(PipelineArgs a) {
     for (int l = 0; l < sh.layers; ++l) {
       for (int w = 0; w < 3; ++w) {
         phase(a.norm_clk);
-        if (kRing) {
+        if (kRing && sh.warp_chunks) {
+          // Chunk k (counted over all waves) is warp k % 16's alone: it waits for it, reads all
+          // of it (32 words a lane for 16 KB) and releases it (empty counts 1).
+          const uint32_t n = waves_bytes[w] / a.chunk;
+          const uint32_t warp = threadIdx.x / 32, warps = kPipelineComputeThreads / 32;
+          for (uint32_t k = chunk0 + (warp + warps - chunk0 % warps) % warps; k < chunk0 + n; k += warps) {
+            const uint32_t s = k % static_cast<uint32_t>(a.stages);
+            TimedWaitParity(SharedAddress(&full[s]), (k / static_cast<uint32_t>(a.stages)) & 1, &full_wait);
+            const uint4* words = reinterpret_cast<const uint4*>(ring + static_cast<size_t>(s) * a.chunk);
+            for (uint32_t i = lane; sh.work && i < a.chunk / 16; i += 32) acc = Work(words[i], xs + XColumn(i), acc);
+            __syncwarp();
+            if (lane == 0) {
+              asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(SharedAddress(&empty[s])) : "memory");
+            }
+          }
+          chunk0 += n;
+        } else if (kRing) {
           for (uint32_t off = 0; off < waves_bytes[w]; off += a.chunk, at.Next(a.stages)) {
             const int s = at.stage;
             const uint32_t parity = at.use & 1;
@@ -799,6 +816,11 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
     return "pipeline: loader_cp_async is for the ring only, without fence_each_copy (bulk copies only)";
   }
   if (shape.one_waiter && !ring) return "pipeline: one_waiter is for the ring only";
+  if (shape.warp_chunks && (!ring || shape.one_waiter || shape.x_in_registers ||
+                            static_cast<uint64_t>(shape.tokens) * shape.layers * (shape.qkv_bytes + shape.attn_out_bytes +
+                                                                                 shape.ffn_bytes) / chunk >= (1ull << 31))) {
+    return "pipeline: warp_chunks is for the ring only, without one_waiter or x_in_registers, and fewer than 2^31 chunks";
+  }
   if (shape.x_in_registers && (!ring || chunk > 32768)) {
     return "pipeline: x_in_registers is for the ring only, with chunks of at most 32 KB (4 words a thread)";
   }
