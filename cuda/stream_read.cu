@@ -486,7 +486,10 @@ __global__ void PipelineKernel(PipelineArgs a) {
         phase(a.norm_clk);
         if (kRing && sh.warp_chunks) {
           // Chunk k (counted over all waves) is warp k % 16's alone: it waits for it, reads all
-          // of it (32 words a lane for 16 KB) and releases it (empty counts 1).
+          // of it (16 words a lane for 8 KB) and releases it (empty counts 1). With 16 stages,
+          // stage k % 16 is always that warp's, so its parity wait is never two phases ahead
+          // (with 12 stages a warp's next chunk, k + 16, could find the stage still holding
+          // chunk k + 4 and its wait pass at once: call Z12's first try trapped on that).
           const uint32_t n = waves_bytes[w] / a.chunk;
           const uint32_t warp = threadIdx.x / 32, warps = kPipelineComputeThreads / 32;
           for (uint32_t k = chunk0 + (warp + warps - chunk0 % warps) % warps; k < chunk0 + n; k += warps) {
@@ -817,9 +820,11 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
   }
   if (shape.one_waiter && !ring) return "pipeline: one_waiter is for the ring only";
   if (shape.warp_chunks && (!ring || shape.one_waiter || shape.x_in_registers ||
+                            stages != kPipelineComputeThreads / 32 ||
                             static_cast<uint64_t>(shape.tokens) * shape.layers * (shape.qkv_bytes + shape.attn_out_bytes +
                                                                                  shape.ffn_bytes) / chunk >= (1ull << 31))) {
-    return "pipeline: warp_chunks is for the ring only, without one_waiter or x_in_registers, and fewer than 2^31 chunks";
+    return "pipeline: warp_chunks is for the ring of 16 stages only (one a computing warp: a parity wait must never be "
+           "more than one phase ahead), without one_waiter or x_in_registers, and fewer than 2^31 chunks";
   }
   if (shape.x_in_registers && (!ring || chunk > 32768)) {
     return "pipeline: x_in_registers is for the ring only, with chunks of at most 32 KB (4 words a thread)";

@@ -135,8 +135,9 @@ struct PipelineShape {
   // 16-byte word of shared memory per 16 bytes of weights instead of three: can consumers
   // that outrun the stream let the ring run ahead?
   bool x_in_registers = false;
-  // Ring only: each chunk is one computing warp's alone (chunk k: warp k % 16), which waits for
-  // it, reads all of it and releases it, instead of all 16 warps taking 1 KB of every chunk.
+  // Ring of 16 stages only: each chunk is one computing warp's alone (chunk k: warp k % 16,
+  // stage k % 16), which waits for it, reads all of it and releases it, instead of all 16
+  // warps taking 1/16 of every chunk.
   // Call Z11 (Nsight Compute) found the consumers issue-bound on ~98 instructions a warp a chunk
   // of bookkeeping against ~18 of work; a chunk a warp spreads that over 16 times the work.
   bool warp_chunks = false;

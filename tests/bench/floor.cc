@@ -208,11 +208,12 @@ constexpr PipelineRun kPipelineRuns[] = {{false, 16384, 0, true, true},        {
             {true, 32768, 6, true, true, false, false, false, 0, false, 0, false, 0, true},
             {true, 16384, 12, true, true, false, false, false, 2, false, 0, false, 0, true},
             // A chunk a warp (call Z11: the consumers were issue-bound on per-chunk bookkeeping).
-            {true, 16384, 12, true, true, false, false, false, 0, false, 0, false, 0, false, true},
-            {true, 16384, 12, false, true, false, false, false, 0, false, 0, false, 0, false, true},
+            // 16 stages: one a warp (PipelineShape::warp_chunks); run 7 is the split reference.
             {true, 8192, 16, true, true, false, false, false, 0, false, 0, false, 0, false, true},
-            {true, 16384, 12, true, false, false, false, false, 0, false, 0, false, 0, false, true},
-            {true, 16384, 12, true, true, false, false, false, 2, false, 0, false, 0, false, true}};
+            {true, 8192, 16, false, true, false, false, false, 0, false, 0, false, 0, false, true},
+            {true, 8192, 16, true, false, false, false, false, 0, false, 0, false, 0, false, true},
+            {true, 8192, 16, true, true, false, false, false, 2, false, 0, false, 0, false, true},
+            {true, 8192, 16, true, true, false, false, false, 4, false, 0, false, 0, false, true}};
 constexpr int kPipelineRunCount = static_cast<int>(sizeof(kPipelineRuns) / sizeof(kPipelineRuns[0]));
 
 // --pipeline_runs as one flag per run of kPipelineRuns (all when the flag is empty); false
