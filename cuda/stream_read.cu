@@ -303,6 +303,21 @@ __device__ __forceinline__ void TimedWaitParity(uint32_t bar, uint32_t parity, u
   *total += clock64() - t0;
 }
 
+// cp.async.wait_group n for a runtime n in 0..7 (the instruction takes an immediate): waits
+// until at most n of this thread's commit groups are still in flight.
+__device__ __forceinline__ void CpAsyncWaitGroup(int n) {
+  switch (n) {
+    case 0: asm volatile("cp.async.wait_group 0;\n" ::: "memory"); break;
+    case 1: asm volatile("cp.async.wait_group 1;\n" ::: "memory"); break;
+    case 2: asm volatile("cp.async.wait_group 2;\n" ::: "memory"); break;
+    case 3: asm volatile("cp.async.wait_group 3;\n" ::: "memory"); break;
+    case 4: asm volatile("cp.async.wait_group 4;\n" ::: "memory"); break;
+    case 5: asm volatile("cp.async.wait_group 5;\n" ::: "memory"); break;
+    case 6: asm volatile("cp.async.wait_group 6;\n" ::: "memory"); break;
+    default: asm volatile("cp.async.wait_group 7;\n" ::: "memory"); break;
+  }
+}
+
 // A phase of the loads mode with PipelineShape::chain_phases or l2_prefetch_interval_ns. Warp 1
 // spins `clk` clocks or (chain) loads its block's chain word clk / kIdleRoundTripClk times,
 // each address depending on the last value: a fixed number of L2 round trips, as attention's
@@ -388,7 +403,7 @@ __global__ void PipelineKernel(PipelineArgs a) {
   __syncthreads();  // the last barrier of all the block's threads: the roles split here
   const uint32_t waves_bytes[3] = {sh.qkv_bytes, sh.attn_out_bytes, sh.ffn_bytes};
   if (threadIdx.x >= kPipelineComputeThreads) {  // the loader warp (ring only; else it exits)
-    if (!kRing || (!sh.loader_cp_async && threadIdx.x != kPipelineComputeThreads)) return;
+    if (!kRing || sh.warp_pipeline || (!sh.loader_cp_async && threadIdx.x != kPipelineComputeThreads)) return;
     const uint32_t loader_lane = threadIdx.x - kPipelineComputeThreads;
     unsigned long long empty_wait = 0, cap_wait = 0;  // clocks waiting for a free stage / the cap
     uint64_t k = 0;  // chunk counter, in the computing warps' order
@@ -455,7 +470,30 @@ __global__ void PipelineKernel(PipelineArgs a) {
   }
   uint32_t barriers = 0;
   RingSlot at;  // the next chunk's stage and use
-  uint32_t chunk0 = 0;  // PipelineShape::warp_chunks: the wave's first chunk, counted over all waves
+  uint32_t chunk0 = 0;  // warp_chunks, warp_pipeline: the wave's first chunk, counted over all waves
+  // PipelineShape::warp_pipeline: this warp's own stages, and its own chunks (k = warp, warp +
+  // 16, ...) issued ahead with cp.async, one commit group a chunk, `stages` - 1 ahead.
+  const uint32_t my_warp = threadIdx.x / 32, n_warps = kPipelineComputeThreads / 32;
+  const uint32_t chunks_per_token = static_cast<uint32_t>(static_cast<uint64_t>(sh.layers) * per_layer / a.chunk);
+  const uint32_t total_chunks = chunks_per_token * static_cast<uint32_t>(sh.tokens);
+  uint8_t* my_stages = ring + static_cast<size_t>(my_warp) * a.stages * a.chunk;
+  uint32_t next_issue = my_warp;  // this warp's next chunk to copy
+  RingSlot issue_at, use_at;      // the stages of this warp's next copy and next use
+  auto issue_next = [&] {
+    if (next_issue < total_chunks) {
+      const uint8_t* src = mine + static_cast<size_t>(next_issue % chunks_per_token) * a.chunk;
+      const uint32_t dst = SharedAddress(my_stages + static_cast<size_t>(issue_at.stage) * a.chunk);
+      for (uint32_t b = 16 * lane; b < a.chunk; b += 32 * 16) {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst + b), "l"(src + b) : "memory");
+      }
+    }
+    asm volatile("cp.async.commit_group;\n" ::: "memory");  // empty past the end: the counts stay aligned
+    next_issue += n_warps;
+    issue_at.Next(a.stages);
+  };
+  if (kRing && sh.warp_pipeline) {
+    for (int i = 0; i + 1 < a.stages; ++i) issue_next();
+  }
   unsigned long long full_wait = 0, barrier_wait = 0, phase_wait = 0;  // clocks (thread 0's are recorded)
   auto barrier = [&] {
     const long long t0 = clock64();
@@ -484,7 +522,21 @@ __global__ void PipelineKernel(PipelineArgs a) {
     for (int l = 0; l < sh.layers; ++l) {
       for (int w = 0; w < 3; ++w) {
         phase(a.norm_clk);
-        if (kRing && sh.warp_chunks) {
+        if (kRing && sh.warp_pipeline) {
+          const uint32_t n = waves_bytes[w] / a.chunk;
+          for (uint32_t k = chunk0 + (my_warp + n_warps - chunk0 % n_warps) % n_warps; k < chunk0 + n; k += n_warps) {
+            issue_next();  // stages - 1 chunks ahead of this one
+            const long long t0 = clock64();
+            CpAsyncWaitGroup(a.stages - 1);  // this chunk's group has landed (every lane's own copies)
+            __syncwarp();                    // ... and every lane's copies are visible to the warp
+            full_wait += clock64() - t0;
+            const uint4* words = reinterpret_cast<const uint4*>(my_stages + static_cast<size_t>(use_at.stage) * a.chunk);
+            for (uint32_t i = lane; sh.work && i < a.chunk / 16; i += 32) acc = Work(words[i], xs + XColumn(i), acc);
+            __syncwarp();  // the stage is read: a later issue_next may refill it
+            use_at.Next(a.stages);
+          }
+          chunk0 += n;
+        } else if (kRing && sh.warp_chunks) {
           // Chunk k (counted over all waves) is warp k % 16's alone: it waits for it, reads all
           // of it (16 words a lane for 8 KB) and releases it (empty counts 1). With 16 stages,
           // stage k % 16 is always that warp's, so its parity wait is never two phases ahead
@@ -565,6 +617,7 @@ __global__ void PipelineKernel(PipelineArgs a) {
       barrier();
     }
   }
+  if (kRing && sh.warp_pipeline) asm volatile("cp.async.wait_all;\n" ::: "memory");  // none outstanding at exit
   if (acc == 1234.5f) a.scratch->sink = blockIdx.x;  // almost never taken; keeps the work live
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     a.scratch->ns[1] = GlobalNs();
@@ -868,7 +921,17 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
            " bytes: give 1.." + std::to_string(sms) + " blocks (one per SM) within the " + std::to_string(bytes) +
            "-byte buffer";
   }
-  const size_t ring_bytes = ring ? static_cast<size_t>(stages) * chunk : 0;
+  if (shape.warp_pipeline &&
+      (!ring || shape.loader_cp_async || shape.one_waiter || shape.x_in_registers || shape.warp_chunks ||
+       shape.max_in_flight != 0 || shape.fence_each_copy || shape.loader_sleep_ns != 0 || stages < 2 || stages > 8 ||
+       chunk % 512 != 0 ||
+       static_cast<uint64_t>(shape.tokens) * shape.layers * (shape.qkv_bytes + shape.attn_out_bytes + shape.ffn_bytes) /
+               chunk >= (1ull << 31))) {
+    return "pipeline: warp_pipeline is for the ring alone (no other ring option), 2..8 stages a warp, chunks a "
+           "multiple of 512 bytes (16 a lane), fewer than 2^31 chunks";
+  }
+  const size_t ring_bytes =
+      ring ? static_cast<size_t>(stages) * chunk * (shape.warp_pipeline ? kPipelineComputeThreads / 32 : 1) : 0;
   const size_t static_bytes = 2 * kMaxBulkStages * sizeof(uint64_t) + 2048 * sizeof(float);
   if (ring && (stages < 1 || stages > kMaxBulkStages || ring_bytes + static_bytes > static_cast<size_t>(optin))) {
     return "pipeline ring of " + std::to_string(stages) + " x " + std::to_string(chunk) + " bytes: stages 1.." +

@@ -141,6 +141,13 @@ struct PipelineShape {
   // Call Z11 (Nsight Compute) found the consumers issue-bound on ~98 instructions a warp a chunk
   // of bookkeeping against ~18 of work; a chunk a warp spreads that over 16 times the work.
   bool warp_chunks = false;
+  // Ring only, alone: no loader warp; each computing warp copies its own chunks (chunk k: warp
+  // k % 16, counted over all waves) into `stages` (2..8) stages of its own with cp.async (16
+  // bytes a lane, one commit group a chunk), `stages` - 1 chunks ahead of the one it reads,
+  // across waves, barriers and spins; cp.async.wait_group and __syncwarp before each read.
+  // Shared memory: 16 x stages x chunk. A producer per warp: no consumer waits on another
+  // warp's stage (call Z12b: one in-order loader for 16 out-of-order consumers blocked).
+  bool warp_pipeline = false;
 };
 inline constexpr int kPipelineComputeThreads = 512;  // 16 warps; the ring's loader is a 17th
 // Where block 0's time went, us a layer (clock64 over its measured clock rate): its loader

@@ -140,7 +140,7 @@ int BarrierMode(const cudaDeviceProp& prop) {
 // (does it hold each copy until the one before it has landed?); on the H200 neither
 // changed the third run's time (docs/PERFORMANCE.md). The loads runs check the spins'
 // length: with spins minus without should stay ~9.6 us a layer. Runs 12-17 repeat ring
-// shapes with the cp.async loader, runs 18-49 the thirteenth session's variants (each listed
+// shapes with the cp.async loader, runs 18-54 the thirteenth session's variants (each listed
 // with its question); compare a late run's sm_mhz with the early ones'.
 struct PipelineRun {
   bool ring;
@@ -158,6 +158,7 @@ struct PipelineRun {
   uint32_t l2_prefetch_interval_ns;  // PipelineShape::l2_prefetch_interval_ns (loads mode)
   bool x_in_registers;               // PipelineShape::x_in_registers (ring)
   bool warp_chunks;                  // PipelineShape::warp_chunks (ring)
+  bool warp_pipeline;                // PipelineShape::warp_pipeline (ring; stages are a warp's)
 };
 constexpr PipelineRun kPipelineRuns[] = {{false, 16384, 0, true, true},        {false, 16384, 0, false, true},
             {true, 16384, 12, true, true},        {true, 16384, 12, false, true},
@@ -213,7 +214,14 @@ constexpr PipelineRun kPipelineRuns[] = {{false, 16384, 0, true, true},        {
             {true, 8192, 16, false, true, false, false, false, 0, false, 0, false, 0, false, true},
             {true, 8192, 16, true, false, false, false, false, 0, false, 0, false, 0, false, true},
             {true, 8192, 16, true, true, false, false, false, 2, false, 0, false, 0, false, true},
-            {true, 8192, 16, true, true, false, false, false, 4, false, 0, false, 0, false, true}};
+            {true, 8192, 16, true, true, false, false, false, 4, false, 0, false, 0, false, true},
+            // A producer per warp: each warp's own cp.async pipeline (stages are per warp;
+            // 16 x stages x chunk of shared memory).
+            {true, 4096, 3, true, true, false, false, false, 0, false, 0, false, 0, false, false, true},
+            {true, 4096, 3, false, true, false, false, false, 0, false, 0, false, 0, false, false, true},
+            {true, 4096, 3, true, false, false, false, false, 0, false, 0, false, 0, false, false, true},
+            {true, 2048, 6, true, true, false, false, false, 0, false, 0, false, 0, false, false, true},
+            {true, 4096, 2, true, true, false, false, false, 0, false, 0, false, 0, false, false, true}};
 constexpr int kPipelineRunCount = static_cast<int>(sizeof(kPipelineRuns) / sizeof(kPipelineRuns[0]));
 
 // --pipeline_runs as one flag per run of kPipelineRuns (all when the flag is empty); false
@@ -284,6 +292,7 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
     s.l2_prefetch_interval_ns = run.l2_prefetch_interval_ns;
     s.x_in_registers = run.x_in_registers;
     s.warp_chunks = run.warp_chunks;
+    s.warp_pipeline = run.warp_pipeline;
     std::vector<float> ms, mhz;  // mhz: every run's, warm-ups first
     std::vector<tileinfer::PipelineWaits> waits;  // likewise
     const bool ok = TimedReps([&](float* t) {
@@ -309,14 +318,15 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
     std::printf("%s    {\"run\": %d, \"weights\": \"%s\", \"chunk\": %u, \"stages\": %d, \"spin_ns\": [%u, %u, %u], "
                 "\"work\": %s, \"all_warps_spin\": %s, \"fence_each_copy\": %s, \"max_in_flight\": %d, "
                 "\"one_waiter\": %s, \"loader_sleep_ns\": %u, \"chain_phases\": %s, \"l2_prefetch_interval_ns\": %u, "
-                "\"x_in_registers\": %s, \"warp_chunks\": %s, "
+                "\"x_in_registers\": %s, \"warp_chunks\": %s, \"warp_pipeline\": %s, "
                 "\"us_per_layer\": %.2f, \"sm_mhz\": %.0f, \"block0_waits_us_per_layer\": {\"loader_empty\": %.2f, "
                 "\"loader_cap\": %.2f, \"compute_full\": %.2f, \"compute_barrier\": %.2f, \"compute_phase\": %.2f, "
                 "\"chain_load_us\": %.3f}}",
                 first ? "" : ",\n", r + 1, run.ring ? (run.cp_async ? "ring_cp_async" : "ring") : "loads",
                 run.ring ? run.chunk : 0, run.stages, s.norm_ns, s.attention_ns, s.reduce_ns, yes(run.work),
                 yes(run.all_warps_spin), yes(run.fence_each_copy), run.max_in_flight, yes(run.one_waiter),
-                run.loader_sleep_ns, yes(run.chain_phases), run.l2_prefetch_interval_ns, yes(run.x_in_registers), yes(run.warp_chunks), Median(us),
+                run.loader_sleep_ns, yes(run.chain_phases), run.l2_prefetch_interval_ns, yes(run.x_in_registers), yes(run.warp_chunks), yes(run.warp_pipeline),
+                Median(us),
                 Median(mhz),
                 median_of(&tileinfer::PipelineWaits::loader_empty_us), median_of(&tileinfer::PipelineWaits::loader_cap_us),
                 median_of(&tileinfer::PipelineWaits::compute_full_us),
