@@ -368,8 +368,10 @@ __device__ __forceinline__ void PrefetchPhase(uint32_t clk, bool chain, const ui
   asm volatile("bar.sync 1, %0;\n" ::"n"(kPipelineComputeThreads) : "memory");
 }
 
+// Launch bounds: 17 warps must fit one SM, whose 4 schedulers hold 16 K registers each, 5 of
+// the warps on one of them (without them the warp_pipeline code took 98 registers: 0 blocks).
 template <bool kRing>
-__global__ void PipelineKernel(PipelineArgs a) {
+__global__ void __launch_bounds__(kPipelineComputeThreads + 32, 1) PipelineKernel(PipelineArgs a) {
 #if __CUDA_ARCH__ >= 900
   extern __shared__ __align__(128) uint8_t ring[];
   __shared__ alignas(8) uint64_t full[kMaxBulkStages], empty[kMaxBulkStages];
@@ -947,6 +949,13 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
   cudaError_t err =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(dynamic_bytes));
   if (err != cudaSuccess) return std::string("cudaFuncSetAttribute: ") + cudaGetErrorString(err);
+  int per_sm = 0;
+  err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kPipelineComputeThreads + 32, dynamic_bytes);
+  if (err != cudaSuccess) return std::string("cudaOccupancyMaxActiveBlocksPerMultiprocessor: ") + cudaGetErrorString(err);
+  if (per_sm < 1) {
+    return "pipeline: a block of " + std::to_string(kPipelineComputeThreads + 32) + " threads with " +
+           std::to_string(dynamic_bytes) + " bytes of shared memory does not fit one SM (registers or shared memory)";
+  }
   PipelineScratch* scratch = nullptr;
   err = cudaMalloc(&scratch, sizeof(PipelineScratch));
   if (err != cudaSuccess) return std::string("cudaMalloc (pipeline scratch): ") + cudaGetErrorString(err);
