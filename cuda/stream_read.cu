@@ -526,13 +526,15 @@ __global__ void __launch_bounds__(kPipelineComputeThreads + 32, 1) PipelineKerne
         phase(a.norm_clk);
         if (kRing && sh.warp_pipeline) {
           const uint32_t n = waves_bytes[w] / a.chunk;
-          for (uint32_t k = chunk0 + (my_warp + n_warps - chunk0 % n_warps) % n_warps; k < chunk0 + n; k += n_warps) {
+          const uint32_t first = chunk0 + (my_warp + n_warps - chunk0 % n_warps) % n_warps;
+          for (uint32_t k = first; k < chunk0 + n; k += n_warps) {
             issue_next();  // stages - 1 chunks ahead of this one
             const long long t0 = clock64();
             CpAsyncWaitGroup(a.stages - 1);  // this chunk's group has landed (every lane's own copies)
             __syncwarp();                    // ... and every lane's copies are visible to the warp
             full_wait += clock64() - t0;
-            const uint4* words = reinterpret_cast<const uint4*>(my_stages + static_cast<size_t>(use_at.stage) * a.chunk);
+            const uint4* words =
+                reinterpret_cast<const uint4*>(my_stages + static_cast<size_t>(use_at.stage) * a.chunk);
             for (uint32_t i = lane; sh.work && i < a.chunk / 16; i += 32) acc = Work(words[i], xs + XColumn(i), acc);
             __syncwarp();  // the stage is read: a later issue_next may refill it
             use_at.Next(a.stages);

@@ -325,13 +325,13 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
                 first ? "" : ",\n", r + 1, run.ring ? (run.cp_async ? "ring_cp_async" : "ring") : "loads",
                 run.ring ? run.chunk : 0, run.stages, s.norm_ns, s.attention_ns, s.reduce_ns, yes(run.work),
                 yes(run.all_warps_spin), yes(run.fence_each_copy), run.max_in_flight, yes(run.one_waiter),
-                run.loader_sleep_ns, yes(run.chain_phases), run.l2_prefetch_interval_ns, yes(run.x_in_registers), yes(run.warp_chunks), yes(run.warp_pipeline),
-                Median(us),
-                Median(mhz),
+                run.loader_sleep_ns, yes(run.chain_phases), run.l2_prefetch_interval_ns, yes(run.x_in_registers),
+                yes(run.warp_chunks), yes(run.warp_pipeline), Median(us), Median(mhz),
                 median_of(&tileinfer::PipelineWaits::loader_empty_us), median_of(&tileinfer::PipelineWaits::loader_cap_us),
                 median_of(&tileinfer::PipelineWaits::compute_full_us),
                 median_of(&tileinfer::PipelineWaits::compute_barrier_us),
-                median_of(&tileinfer::PipelineWaits::compute_phase_us), median_of(&tileinfer::PipelineWaits::chain_load_us));
+                median_of(&tileinfer::PipelineWaits::compute_phase_us),
+                median_of(&tileinfer::PipelineWaits::chain_load_us));
     first = false;
   }
   std::printf("\n  ]\n}\n");
