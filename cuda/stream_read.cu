@@ -36,6 +36,26 @@ __global__ void StreamReadKernel(const uint4* data, size_t n16, uint32_t* sink) 
   if (acc == 0x9E3779B9u) sink[blockIdx.x] = acc;  // almost never taken; keeps the loads live
 }
 
+// The shared-memory address of p, as the mbarrier and bulk-copy instructions take it.
+__device__ __forceinline__ uint32_t SharedAddress(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// Initialises the mbarrier at shared address `bar` for `count` arrivals a phase (sm_90).
+__device__ __forceinline__ void InitMbarrier(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+// One bulk copy of `bytes` (a multiple of 16) from global `src` to shared address `dst`,
+// completing on the mbarrier at `bar`: the calling thread's arrival there with the bytes to
+// expect, then the copy (sm_90).
+__device__ __forceinline__ void BulkCopy(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
+
 // StreamReadBulk's kernel (stream_read.h). Block b reads its contiguous share of `bytes`
 // in chunks; chunk k lands in stage k % stages, whose mbarrier completes phase k / stages.
 __global__ void StreamReadBulkKernel(const uint8_t* data, size_t bytes, uint32_t chunk, int stages, uint32_t* sink) {
@@ -46,20 +66,16 @@ __global__ void StreamReadBulkKernel(const uint8_t* data, size_t bytes, uint32_t
   const size_t per_block = (n16 + gridDim.x - 1) / gridDim.x * 16;
   const size_t begin = min(per_block * blockIdx.x, n16 * 16), end = min(begin + per_block, n16 * 16);
   const size_t n_chunks = (end - begin + chunk - 1) / chunk;
-  auto bar = [&](int s) { return static_cast<uint32_t>(__cvta_generic_to_shared(&full[s])); };
+  auto bar = [&](int s) { return SharedAddress(&full[s]); };
   auto issue = [&](size_t k) {  // thread 0 only
     const int s = static_cast<int>(k % stages);
     const size_t off = begin + k * chunk;
     const uint32_t size = static_cast<uint32_t>(min(static_cast<size_t>(chunk), end - off));
-    const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(ring + static_cast<size_t>(s) * chunk));
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar(s)), "r"(size) : "memory");
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-                 "l"(data + off), "r"(size), "r"(bar(s))
-                 : "memory");
+    BulkCopy(SharedAddress(ring + static_cast<size_t>(s) * chunk), data + off, size, bar(s));
   };
   if (threadIdx.x == 0) {
-    for (int s = 0; s < stages; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar(s)) : "memory");
+    for (int s = 0; s < stages; ++s) InitMbarrier(bar(s), 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
@@ -260,10 +276,6 @@ __device__ __forceinline__ uint32_t XColumn(uint32_t i) {
   return ((i + (i / kPipelineComputeThreads) * 32) % 256) * 8;
 }
 
-__device__ __forceinline__ uint32_t SharedAddress(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
 // Waits until the mbarrier at shared address `bar` has completed the phase of `parity`;
 // sleep_ns > 0: __nanosleep(sleep_ns) after every try that found it incomplete, so that the
 // waiter does not poll the mbarrier hot. Traps after ~10 s (Watchdog).
@@ -393,12 +405,8 @@ __global__ void __launch_bounds__(kPipelineComputeThreads + 32, 1) PipelineKerne
   }
   if (kRing && threadIdx.x == 0) {
     for (int s = 0; s < a.stages; ++s) {
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(SharedAddress(&full[s])),
-                   "r"(sh.loader_cp_async ? 32u : 1u)
-                   : "memory");
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(SharedAddress(&empty[s])),
-                   "r"(sh.one_waiter || sh.warp_chunks ? 1u : kPipelineComputeThreads / 32)
-                   : "memory");
+      InitMbarrier(SharedAddress(&full[s]), sh.loader_cp_async ? 32u : 1u);
+      InitMbarrier(SharedAddress(&empty[s]), sh.one_waiter || sh.warp_chunks ? 1u : kPipelineComputeThreads / 32);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
@@ -437,14 +445,8 @@ __global__ void __launch_bounds__(kPipelineComputeThreads + 32, 1) PipelineKerne
               continue;
             }
             if (sh.fence_each_copy) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-            asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(SharedAddress(&full[s])),
-                         "r"(a.chunk)
-                         : "memory");
-            asm volatile(
-                "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                    SharedAddress(ring + static_cast<size_t>(s) * a.chunk)),
-                "l"(src + off), "r"(a.chunk), "r"(SharedAddress(&full[s]))
-                : "memory");
+            BulkCopy(SharedAddress(ring + static_cast<size_t>(s) * a.chunk), src + off, a.chunk,
+                     SharedAddress(&full[s]));
           }
           src += waves_bytes[w];
         }
@@ -668,7 +670,7 @@ __global__ void __launch_bounds__((kLoadedBarrierWarp + 1) * 32, 1) LoadedBarrie
     stop = 0;
     if (kUnroll == 0) {
       for (int s = 0; s < a.stages; ++s) {
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(SharedAddress(&full[s])) : "memory");
+        InitMbarrier(SharedAddress(&full[s]), 1);
       }
       asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -722,13 +724,7 @@ __global__ void __launch_bounds__((kLoadedBarrierWarp + 1) * 32, 1) LoadedBarrie
       const int s = static_cast<int>(k % a.stages);
       const uint64_t use = k / a.stages;
       if (use > 0) WaitParity(SharedAddress(&full[s]), static_cast<uint32_t>((use - 1) & 1));
-      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(SharedAddress(&full[s])),
-                   "r"(a.chunk)
-                   : "memory");
-      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                       SharedAddress(ring + static_cast<size_t>(s) * a.chunk)),
-                   "l"(mine + off), "r"(a.chunk), "r"(SharedAddress(&full[s]))
-                   : "memory");
+      BulkCopy(SharedAddress(ring + static_cast<size_t>(s) * a.chunk), mine + off, a.chunk, SharedAddress(&full[s]));
       off = off + a.chunk < a.per_block ? off + a.chunk : 0;
       ++k;
     }

@@ -84,18 +84,20 @@ def summarize(out_dir, models, names, contexts):
     """{(model, name, context): median ms/token} over every window of every block's .jsonl;
     a missing or empty entry is None. Raises ValueError on a line that is not an answer."""
     samples = collections.defaultdict(list)
+    files = sorted(os.listdir(out_dir))
     for model in models:
         for name in names:
             prefix = f"{model}_{name}_"
-            for fn in sorted(os.listdir(out_dir)):
+            for fn in files:
                 if not (fn.startswith(prefix) and fn.endswith(".jsonl") and fn[len(prefix):-6].isdigit()):
                     continue
-                for line in open(os.path.join(out_dir, fn)):
-                    reply = json.loads(line)
-                    if "error" in reply:
-                        raise ValueError(f"{fn}: bench answered an error: {reply['error']}")
-                    if "context" in reply:
-                        samples[(model, name, int(reply["context"]))] += reply["ms_per_token"]
+                with open(os.path.join(out_dir, fn)) as f:
+                    for line in f:
+                        reply = json.loads(line)
+                        if "error" in reply:
+                            raise ValueError(f"{fn}: bench answered an error: {reply['error']}")
+                        if "context" in reply:
+                            samples[(model, name, int(reply["context"]))] += reply["ms_per_token"]
     return {(m, n, int(c)): (statistics.median(samples[(m, n, int(c))]) if samples[(m, n, int(c))] else None)
             for m in models for n in names for c in contexts}
 

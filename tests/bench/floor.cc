@@ -66,6 +66,14 @@ float Median(std::vector<float> v) {
   return v[v.size() / 2];
 }
 
+// The median of `field` over `rows` (one row per timed run).
+template <typename Row>
+float MedianOf(const std::vector<Row>& rows, float Row::*field) {
+  std::vector<float> v;
+  for (const Row& row : rows) v.push_back(row.*field);
+  return Median(v);
+}
+
 bool Check(cudaError_t err, const char* what) {
   if (err != cudaSuccess) std::fprintf(stderr, "error: %s: %s\n", what, cudaGetErrorString(err));
   return err == cudaSuccess;
@@ -246,7 +254,9 @@ bool PipelineRunsChosen(std::vector<bool>* chosen) {
 }
 
 // --mode=pipeline (see the top of this file). Returns the exit status.
-int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uint32_t* sink) {
+// `chosen`: PipelineRunsChosen's, one flag per run of kPipelineRuns.
+int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uint32_t* sink,
+                 const std::vector<bool>& chosen) {
   const int blocks = prop.multiProcessorCount;
   tileinfer::PipelineShape shape;
   shape.tokens = FLAGS_pipeline_tokens;
@@ -270,9 +280,6 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
               "  \"runs\": [\n",
               prop.name, blocks, FLAGS_reps, shape.tokens, shape.layers, shape.qkv_bytes, shape.attn_out_bytes,
               shape.ffn_bytes, gbps, layer_bytes / (gbps * 1e3));
-
-  std::vector<bool> chosen;
-  if (!PipelineRunsChosen(&chosen)) return 2;
   bool first = true;
   for (int r = 0; r < kPipelineRunCount; ++r) {
     if (!chosen[r]) continue;
@@ -307,11 +314,7 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
     if (!ok) return 1;
     mhz.erase(mhz.begin(), mhz.begin() + 2);
     waits.erase(waits.begin(), waits.begin() + 2);
-    auto median_of = [&](float tileinfer::PipelineWaits::*field) {
-      std::vector<float> v;
-      for (const auto& w : waits) v.push_back(w.*field);
-      return Median(v);
-    };
+    using W = tileinfer::PipelineWaits;
     std::vector<float> us;
     for (float m : ms) us.push_back(m * 1e3f / (s.tokens * s.layers));
     auto yes = [](bool b) { return b ? "true" : "false"; };
@@ -327,11 +330,9 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
                 yes(run.all_warps_spin), yes(run.fence_each_copy), run.max_in_flight, yes(run.one_waiter),
                 run.loader_sleep_ns, yes(run.chain_phases), run.l2_prefetch_interval_ns, yes(run.x_in_registers),
                 yes(run.warp_chunks), yes(run.warp_pipeline), Median(us), Median(mhz),
-                median_of(&tileinfer::PipelineWaits::loader_empty_us), median_of(&tileinfer::PipelineWaits::loader_cap_us),
-                median_of(&tileinfer::PipelineWaits::compute_full_us),
-                median_of(&tileinfer::PipelineWaits::compute_barrier_us),
-                median_of(&tileinfer::PipelineWaits::compute_phase_us),
-                median_of(&tileinfer::PipelineWaits::chain_load_us));
+                MedianOf(waits, &W::loader_empty_us), MedianOf(waits, &W::loader_cap_us),
+                MedianOf(waits, &W::compute_full_us), MedianOf(waits, &W::compute_barrier_us),
+                MedianOf(waits, &W::compute_phase_us), MedianOf(waits, &W::chain_load_us));
     first = false;
   }
   std::printf("\n  ]\n}\n");
@@ -360,22 +361,15 @@ int LoadedBarrierMode(const cudaDeviceProp& prop, const void* data, size_t bytes
     shape.bulk_chunk = run.chunk;
     shape.barriers = FLAGS_loaded_barriers;
     shape.quiet_block0 = run.quiet_block0;
-    std::vector<float> barrier, barrier90, load, load90, gbps, mhz;
-    for (int r = 0; r < FLAGS_reps + 2; ++r) {
-      tileinfer::LoadedBarrierResult res;
-      const std::string err = tileinfer::LoadedBarrier(data, bytes, blocks, shape, &res);
-      if (!err.empty()) {
-        std::fprintf(stderr, "error: %s\n", err.c_str());
-        return 1;
-      }
-      if (r < 2) continue;
-      barrier.push_back(res.barrier_us_median);
-      barrier90.push_back(res.barrier_us_p90);
-      load.push_back(res.load_us_median);
-      load90.push_back(res.load_us_p90);
-      gbps.push_back(res.stream_gbps);
-      mhz.push_back(res.sm_mhz);
-    }
+    using R = tileinfer::LoadedBarrierResult;
+    std::vector<R> results;  // every run's, warm-ups first
+    std::vector<float> ms;   // unused: each result carries its own times
+    const bool ok = TimedReps([&](float*) {
+      results.emplace_back();
+      return tileinfer::LoadedBarrier(data, bytes, blocks, shape, &results.back());
+    }, &ms);
+    if (!ok) return 1;
+    results.erase(results.begin(), results.begin() + 2);
     const size_t in_flight = run.stages > 0 ? static_cast<size_t>(run.stages) * run.chunk
                                             : static_cast<size_t>(run.warps) * 32 * run.unroll * 16;
     std::printf("%s    {\"stream\": \"%s\", \"warps\": %d, \"unroll\": %d, \"stages\": %d, \"chunk\": %u, "
@@ -383,7 +377,9 @@ int LoadedBarrierMode(const cudaDeviceProp& prop, const void* data, size_t bytes
                 "\"load_us\": %.3f, \"load_us_p90\": %.3f, \"stream_gbps\": %.1f, \"sm_mhz\": %.0f}",
                 first ? "" : ",\n", run.stages > 0 ? "bulk" : run.warps > 0 ? "loads" : "none", run.warps,
                 run.unroll, run.stages, run.chunk, in_flight >> 10, run.quiet_block0 ? "true" : "false",
-                Median(barrier), Median(barrier90), Median(load), Median(load90), Median(gbps), Median(mhz));
+                MedianOf(results, &R::barrier_us_median), MedianOf(results, &R::barrier_us_p90),
+                MedianOf(results, &R::load_us_median), MedianOf(results, &R::load_us_p90),
+                MedianOf(results, &R::stream_gbps), MedianOf(results, &R::sm_mhz));
     first = false;
   }
   std::printf("\n  ]\n}\n");
@@ -440,7 +436,7 @@ int main(int argc, char** argv) {
   const int sms = prop.multiProcessorCount;
   if (FLAGS_mode == "pipeline" || FLAGS_mode == "loaded_barrier") {
     const int status =
-        FLAGS_mode == "pipeline" ? PipelineMode(prop, data, bytes, sink) : LoadedBarrierMode(prop, data, bytes);
+        FLAGS_mode == "pipeline" ? PipelineMode(prop, data, bytes, sink, chosen) : LoadedBarrierMode(prop, data, bytes);
     cudaFree(data);
     cudaFree(sink);
     return status;
