@@ -235,29 +235,38 @@ __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const S
   uint16_t* kc = static_cast<uint16_t*>(p.buffers[t.aux_buf]) + static_cast<size_t>(t.layer) * 2 * p.max_context * KV;
   uint16_t* vc = kc + static_cast<size_t>(p.max_context) * KV;
 
+  // The queries' RoPE and, in the chunk that owns position pos, the K/V append, as one index
+  // space over the block: items [0, nq) rope a query pair, [nq, nq + half) a K pair, the next
+  // HD copy a V value. Disjoint threads take the three (224 of 512 for the 1B), so their
+  // loads from the QKV output share one L2 round trip: as three loops, each loop's loads
+  // waited for the previous loop's stores (generic pointers that may alias).
   float* q = c.smem;  // (group, HD) roped queries
-  for (int i = threadIdx.x; i < group * half; i += kThreads) {
-    const int h = i / half, d = i % half;
-    const float* qh = qkv + (kv * group + h) * HD;
+  const int nq = group * half;
+  const int items = chunk == n_chunks - 1 ? nq + half + HD : nq;
+  const float* k = qkv + Q + kv * HD;
+  const float* v = qkv + Q + KV + kv * HD;
+  uint16_t* krow = kc + static_cast<size_t>(c.pos) * KV + kv * HD;
+  uint16_t* vrow = vc + static_cast<size_t>(c.pos) * KV + kv * HD;
+  for (int i = threadIdx.x; i < items; i += kThreads) {
+    if (i >= nq + half) {
+      const int d = i - nq - half;
+      vrow[d] = ToBf16(v[d]);
+      continue;
+    }
+    const bool is_q = i < nq;
+    const int h = is_q ? i / half : 0, d = is_q ? i - h * half : i - nq;
+    const float* x = is_q ? qkv + (kv * group + h) * HD : k;
+    const float a = x[d], b = x[d + half];
     float s, co;
     sincosf(static_cast<float>(c.pos) * inv_freq[d], &s, &co);
-    const float a = qh[d], b = qh[d + half];
-    q[h * HD + d] = a * co - b * s;
-    q[h * HD + d + half] = b * co + a * s;
-  }
-  if (chunk == n_chunks - 1) {  // owner of position pos
-    const float* k = qkv + Q + kv * HD;
-    const float* v = qkv + Q + KV + kv * HD;
-    uint16_t* krow = kc + static_cast<size_t>(c.pos) * KV + kv * HD;
-    uint16_t* vrow = vc + static_cast<size_t>(c.pos) * KV + kv * HD;
-    for (int d = threadIdx.x; d < half; d += kThreads) {
-      float s, co;
-      sincosf(static_cast<float>(c.pos) * inv_freq[d], &s, &co);
-      const float a = k[d], b = k[d + half];
-      krow[d] = ToBf16(a * co - b * s);
-      krow[d + half] = ToBf16(b * co + a * s);
+    const float r0 = a * co - b * s, r1 = b * co + a * s;
+    if (is_q) {
+      q[h * HD + d] = r0;
+      q[h * HD + d + half] = r1;
+    } else {
+      krow[d] = ToBf16(r0);
+      krow[d + half] = ToBf16(r1);
     }
-    for (int d = threadIdx.x; d < HD; d += kThreads) vrow[d] = ToBf16(v[d]);
   }
   __syncthreads();  // queries ready; this block's K/V row visible to its own warps
   PhaseMark(c, 0);
