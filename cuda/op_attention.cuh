@@ -237,9 +237,9 @@ __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const S
 
   // The queries' RoPE and, in the chunk that owns position pos, the K/V append, as one index
   // space over the block: items [0, nq) rope a query pair, [nq, nq + half) a K pair, the next
-  // HD copy a V value. Disjoint threads take the three (224 of 512 for the 1B), so their
-  // loads from the QKV output share one L2 round trip: as three loops, each loop's loads
-  // waited for the previous loop's stores (generic pointers that may alias).
+  // HD copy a V value. Disjoint threads take the three (224 of 512 for the 1B), so that their
+  // loads from the QKV output can leave together rather than loop after loop (v33; measured
+  // in docs/PERFORMANCE.md, calls SC1-SC2: the ATTENTION waves barely moved).
   float* q = c.smem;  // (group, HD) roped queries
   const int nq = group * half;
   const int items = chunk == n_chunks - 1 ? nq + half + HD : nq;
