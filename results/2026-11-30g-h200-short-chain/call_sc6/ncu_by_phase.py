@@ -1,6 +1,7 @@
 """Call SC6's Nsight Compute samples of the worker kernel, summed by opcode and phase.
 
-Run in a folder holding ncu_{MODEL}_sass.csv (xz -dk the .xz here) and v33_inl.sass:
+Run in a folder holding ncu_{MODEL}_sass.csv and v33_inl.sass (here: xz -dk the .xz files), or make
+the SASS again:
   nvcc -cubin -arch=sm_90 -O3 -std=c++17 -lineinfo -I. -I<bazel-bin> -o v33.cubin cuda/worker.cu
   (a checkout of fc5636c or later with the same op files; the script counts opcodes that
   differ from ncu's), then nvdisasm -c -gi v33.cubin > v33_inl.sass.
@@ -62,7 +63,7 @@ for model in sys.argv[1:] or ['llama1b_shape', 'smollm2_shape']:
     h, data = rows[hi], rows[hi + 1:]
     ia, isrc, ie = h.index('Address'), h.index('Source'), h.index('Instructions Executed')
     base = int(data[0][ia], 16)
-    stalls = [c for c in h if c.startswith('stall_')]
+    stalls = [c for c in h if c.startswith('stall_') and not c.endswith('(Not Issued)')]
     total_col = 'Warp Stall Sampling (All Samples)'
     agg = collections.defaultdict(collections.Counter)
     mismatched = 0
@@ -74,10 +75,14 @@ for model in sys.argv[1:] or ['llama1b_shape', 'smollm2_shape']:
         for c in [total_col] + stalls:
             a[c] += float(r[h.index(c)].replace(',', '') or 0)
     grand = sum(a[total_col] for a in agg.values())
-    top = sorted(stalls, key=lambda c: -sum(a[c] for a in agg.values()))[:7]
+    shown = ['stall_long_sb', 'stall_barrier', 'stall_no_inst', 'stall_wait', 'stall_short_sb', 'stall_membar',
+             'stall_branch_resolving', 'stall_selected']
+    for a in agg.values():
+        a['stall_other'] = sum(a[c] for c in stalls if c not in shown)
+    top = shown + ['stall_other']
     print(f'== {model}: {len(data)} instructions, {mismatched} opcodes differ from the local build; '
           f'{grand:.0f} samples; columns: % of the region\'s samples')
-    print('%-26s %7s %7s %6s ' % ('region', 'exec KB', 'samples', '% all') + ' '.join('%8s' % c[6:14] for c in top))
+    print('%-26s %7s %7s %6s ' % ('region', 'exec KB', 'samples', '% all') + ' '.join('%8s' % c[6:].replace('branch_resolving', 'branch')[:8] for c in top))
     for name, a in sorted(agg.items(), key=lambda kv: -kv[1][total_col]):
         s = a[total_col]
         if s == 0:
