@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The next session's first GPU call (docs/PERFORMANCE.md "v35"), ON the GPU machine from the repo root.
+# Here first (a clone of main has no exp/ branches; make them from the patches):
+#   git branch exp/down-tail main && git worktree add /tmp/dt exp/down-tail && \
+#     (cd /tmp/dt && git apply docs/experiments/down-tail.patch && git commit -qam "v35: batched tail") && \
+#   git branch exp/down-tail16 main && git worktree add /tmp/dt16 exp/down-tail16 && \
+#     (cd /tmp/dt16 && git apply docs/experiments/down-tail16.patch && git commit -qam "v35: 16 rows a batch")
+#   bash tests/gpu/prepare_ab.sh main exp/down-tail exp/down-tail16
+# (a = main, b = v35 with kRows 8, bin = v35 with kRows 16); carry .gpu/ab.tar.xz and this script as
+# .gpu/call_dt.sh. ~8 min.
+# 1. Bench windows of the three builds, contexts 1, 256, 1024, 4096, both shapes.
+# 2. Both v35 builds: tiny models GPU = CPU with 10 x 500 tokens bit-identical; bin: golden,
+#    memcheck, racecheck, synccheck on tiny_9x3.
+# 3. One plain trace of each build at context 32 (the FFN task and its wave).
+set -u
+OUT=${OUT:-/tmp/gpu_out}; export OUT
+export PYTHONPATH=py:.
+tar -C .gpu -xJf .gpu/ab.tar.xz
+W=/tmp/tileinfer_models; mkdir -p $W && .gpu/bin/probe > $W/target.json
+python3 tests/gpu/make_models.py --target_file=$W/target.json --out_dir=$W --models=llama1b_shape,smollm2_shape 2>&1 | grep -v "^I"
+for d in a b bin; do echo "$d: $(grep -E 'registers' .gpu/$d/worker_kernel_worker.ptxas.txt | tail -1)"; done
+timeout 280 python3 py/tools/bench_windows.py --config=A=.gpu/a --config=T8=.gpu/b --config=T16=.gpu/bin \
+  --contexts=1,256,1024,4096 --out_dir="$OUT/bench" 2>&1 | grep -v "^I1"
+echo "bench done at ${SECONDS}s"
+bash tests/gpu/device_checks.sh tiny golden 2>&1 | grep -E "===|PASS|FAIL|rror" | head -20
+mkdir -p "$OUT/tiny_b" && OUT=$OUT/tiny_b BIN_DIR=.gpu/b bash tests/gpu/device_checks.sh tiny 2>&1 | grep -E "PASS|FAIL|rror" | head -10
+echo "checks done at ${SECONDS}s"
+for m in llama1b_shape smollm2_shape; do
+  for cfg in a:A b:T8 bin:T16; do
+    d=${cfg%%:*}; n=${cfg#*:}
+    .gpu/$d/gpu_check --package=$W/$m.tpkg --contexts=1 --cpu_contexts=1 --runs=0 --sampling_checks=0 \
+      --check_target=false --trace_out=$W/trace_${m}_$n --trace_contexts=32 | grep -E "FAIL"
+    python3 py/tools/trace_report.py --trace=$W/trace_${m}_${n}_32.json --bandwidth_gbps=4400 \
+      > "$OUT/trace_${m}_${n}_32.report.txt" 2>&1
+    echo "$m $n: $(grep -E '^FFN ' "$OUT/trace_${m}_${n}_32.report.txt")"
+  done
+done
+for tool in memcheck synccheck racecheck; do
+  timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 .gpu/bin/gpu_check --package=$W/tiny_9x3.tpkg \
+    --contexts=1,130 --cpu_contexts=1 --runs=1 --tokens=40 --sampling_checks=0 > "$OUT/sanitize_$tool.txt" 2>&1
+  echo "$tool rc=$? at ${SECONDS}s: $(tail -1 "$OUT/sanitize_$tool.txt")"
+done
+cp .gpu/call_dt.sh "$OUT/"
+cd "$OUT" && tar czf ../call_dt.tgz . && rm -rf ./* && mv ../call_dt.tgz .
