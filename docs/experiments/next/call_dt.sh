@@ -10,8 +10,10 @@
 # script as .gpu/call_dt.sh. ~8 min.
 # 1. Bench windows, contexts 1, 256, 1024, 4096, both shapes: A, T8, T16, V (v36) and V0 (v36's
 #    binary with --cache_tables=false: the same code layout, so V against V0 is v36 alone).
-# 2. v36 (bin) and v35 (b): tiny models GPU = CPU with 10 x 500 tokens bit-identical; bin: golden,
-#    memcheck and synccheck on tiny_9x3 (racecheck takes ~190 s: a second call, as call SC2 did).
+# 2. v36 (bin) and v35 (b): tiny models GPU = CPU with 10 x 500 tokens bit-identical; bin also with the
+#    tables off and with the tables on but the records not cached (the tables then start at
+#    work_bytes); bin: golden, memcheck and synccheck on tiny_9x3 (racecheck takes ~190 s: a second
+#    call, as call SC2 did).
 # 3. One plain trace of each build at context 32 (per wave spans and task medians).
 set -u
 OUT=${OUT:-/tmp/gpu_out}; export OUT
@@ -26,6 +28,10 @@ timeout 330 python3 py/tools/bench_windows.py --config=A=.gpu/a --config=T8=.gpu
 echo "bench done at ${SECONDS}s"
 bash tests/gpu/device_checks.sh tiny golden 2>&1 | grep -E "===|PASS|FAIL|rror" | head -20
 mkdir -p "$OUT/tiny_b" && OUT=$OUT/tiny_b BIN_DIR=.gpu/b bash tests/gpu/device_checks.sh tiny 2>&1 | grep -E "PASS|FAIL|rror" | head -10
+for f in --cache_tables=false --cache_records=false; do
+  mkdir -p "$OUT/tiny${f//[-=]/_}" && OUT=$OUT/tiny${f//[-=]/_} GPU_CHECK_FLAGS=$f bash tests/gpu/device_checks.sh tiny 2>&1 |
+    grep -E "PASS|FAIL|rror" | head -10
+done
 echo "checks done at ${SECONDS}s"
 for m in llama1b_shape smollm2_shape; do
   for cfg in a:A b:T8 c:T16 bin:V; do
