@@ -246,15 +246,18 @@ __device__ __forceinline__ void Watchdog(long long t0) {
   if (clock64() - t0 > 20000000000LL) __trap();
 }
 
+// One thread's arrival at a counter barrier: adds 1 to the counter (release), then polls it
+// (acquire) until it reaches `target`; the Watchdog counts from t0 (clock64).
+__device__ __forceinline__ void ArriveAndWait(uint32_t* counter, uint32_t target, long long t0) {
+  device::AddRelease(counter);
+  while (device::LoadAcquire(counter) < target) Watchdog(t0);
+}
+
 // The computing warps' grid barrier: named barrier 1 (kPipelineComputeThreads threads), then
-// thread 0 adds 1 to the counter (release) and polls it (acquire) until every block has.
+// thread 0 arrives at the counter for the block (ArriveAndWait).
 __device__ __forceinline__ void ComputeBarrier(uint32_t* counter, uint32_t target) {
   asm volatile("bar.sync 1, %0;\n" ::"n"(kPipelineComputeThreads) : "memory");
-  if (threadIdx.x == 0) {
-    device::AddRelease(counter);
-    const long long t0 = clock64();
-    while (device::LoadAcquire(counter) < target) Watchdog(t0);
-  }
+  if (threadIdx.x == 0) ArriveAndWait(counter, target, clock64());
   asm volatile("bar.sync 1, %0;\n" ::"n"(kPipelineComputeThreads) : "memory");
 }
 
@@ -695,9 +698,7 @@ __global__ void __launch_bounds__((kLoadedBarrierWarp + 1) * 32, 1) LoadedBarrie
       asm volatile("st.volatile.shared.u32 [%0], %1;\n" ::"r"(SharedAddress(&loaded)), "r"(v) : "memory");
       const long long t1 = clock64();
       const long long t2 = clock64();
-      device::AddRelease(a.scratch);
-      const uint32_t target = static_cast<uint32_t>(i + 1) * gridDim.x;
-      while (device::LoadAcquire(a.scratch) < target) Watchdog(t2);
+      ArriveAndWait(a.scratch, static_cast<uint32_t>(i + 1) * gridDim.x, t2);
       const long long t3 = clock64();
       if (recorder) {
         a.record[2 * i] = static_cast<uint32_t>(t3 - t2);
