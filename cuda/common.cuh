@@ -227,10 +227,16 @@ struct StepContext {
 #ifdef TILEINFER_PHASE_TRACE
   unsigned long long* phases;  // this task's kMaxPhases marks in the traced step (first thread), else nullptr
 #endif
-  __device__ const uint16_t* Bf16Tensor(uint32_t id) const {
-    return static_cast<const uint16_t*>(p.tensors[id]);
+  // Operand addresses by id, from the worker's copies of the tables in shared memory (right
+  // after the work area; WorkerParams::tables_bytes). Computed from the parameters at each use,
+  // so that no register holds them across tasks.
+  __device__ const void* const* TableCopy() const {
+    return reinterpret_cast<const void* const*>(reinterpret_cast<const uint8_t*>(smem) + p.work_bytes);
   }
-  __device__ float* F32(uint32_t id) const { return static_cast<float*>(p.buffers[id]); }
+  __device__ const void* Tensor(uint32_t id) const { return TableCopy()[id]; }
+  __device__ void* Buffer(uint32_t id) const { return const_cast<void*>(TableCopy()[p.n_tensors + id]); }
+  __device__ const uint16_t* Bf16Tensor(uint32_t id) const { return static_cast<const uint16_t*>(Tensor(id)); }
+  __device__ float* F32(uint32_t id) const { return static_cast<float*>(Buffer(id)); }
 };
 
 // Phase boundary k (< kMaxPhases) inside a task, for the phase trace (WorkerParams::trace_phases;

@@ -231,8 +231,8 @@ __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const S
   const int begin = max(0, ctx - (n_chunks - chunk) * span);
   const int end = max(0, ctx - (n_chunks - 1 - chunk) * span);
   const float* qkv = c.F32(t.in_buf);
-  const float* inv_freq = static_cast<const float*>(p.tensors[t.weight2]);
-  uint16_t* kc = static_cast<uint16_t*>(p.buffers[t.aux_buf]) + static_cast<size_t>(t.layer) * 2 * p.max_context * KV;
+  const float* inv_freq = static_cast<const float*>(c.Tensor(t.weight2));
+  uint16_t* kc = static_cast<uint16_t*>(c.Buffer(t.aux_buf)) + static_cast<size_t>(t.layer) * 2 * p.max_context * KV;
   uint16_t* vc = kc + static_cast<size_t>(p.max_context) * KV;
 
   // The queries' RoPE and, in the chunk that owns position pos, the K/V append, as one index

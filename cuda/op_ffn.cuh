@@ -42,7 +42,7 @@ __device__ __forceinline__ void OpFfn(const format::TaskRecord& t, const StepCon
   PhaseMark(c, 1);
   float* out = c.F32(t.out_buf) + static_cast<size_t>(t.slot) * H;
   if ((H & 7) == 0) {
-    constexpr int kRows = 8;  // rows of WdT loaded before they are used (bytes in flight)
+    constexpr int kRows = 16;  // rows of WdT loaded before they are used (bytes in flight)
     for (int i8 = threadIdx.x; i8 < H / 8; i8 += kThreads) {
       float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
       // Row j's 16 bytes for this thread (read-only path).
@@ -55,7 +55,15 @@ __device__ __forceinline__ void OpFfn(const format::TaskRecord& t, const StepCon
 #pragma unroll
         for (int u = 0; u < kRows; ++u) Axpy8(acc, hbuf[j - a + u], v[u]);
       }
-      for (; j < b; ++j) Axpy8(acc, hbuf[j - a], load(j));
+      if (j < b) {  // the last b - j < kRows rows: loaded together too, one round trip, not one a row
+        uint4 v[kRows];
+#pragma unroll
+        for (int u = 0; u < kRows; ++u) v[u] = j + u < b ? load(j + u) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+        for (int u = 0; u < kRows; ++u) {
+          if (j + u < b) Axpy8(acc, hbuf[j - a + u], v[u]);
+        }
+      }
 #pragma unroll
       for (int k = 0; k < 8; ++k) out[i8 * 8 + k] = acc[k];
     }

@@ -46,7 +46,7 @@ __device__ __forceinline__ void OpLmHead(const format::TaskRecord& t, const Step
       }
     }
     if (!all_finite) cand = Candidate{NAN, format::kCandidateNonFinite};
-    static_cast<Candidate*>(c.p.buffers[t.aux_buf])[t.slot] = cand;
+    static_cast<Candidate*>(c.Buffer(t.aux_buf))[t.slot] = cand;
   }
   __syncthreads();
 }

@@ -71,8 +71,12 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
   const uint32_t worker = blockIdx.x;
   const uint32_t first = p.worker_task_begin[worker], last = p.worker_task_begin[worker + 1];
   const bool recorder = worker == 0 && threadIdx.x == 0;
+  // The operand tables after the work area (WorkerParams::tables_bytes; StepContext reads them).
+  auto* tables = reinterpret_cast<const void**>(reinterpret_cast<uint8_t*>(smem) + p.work_bytes);
+  for (uint32_t k = threadIdx.x; k < p.n_tensors; k += kThreads) tables[k] = p.tensors[k];
+  for (uint32_t k = threadIdx.x; k < p.n_buffers; k += kThreads) tables[p.n_tensors + k] = p.buffers[k];
   // The worker's records [first, last), copied to shared memory once (4-byte words).
-  auto* records = reinterpret_cast<format::TaskRecord*>(reinterpret_cast<uint8_t*>(smem) + p.work_bytes);
+  auto* records = reinterpret_cast<format::TaskRecord*>(reinterpret_cast<uint8_t*>(smem) + p.work_bytes + p.tables_bytes);
   const bool cached = p.records_bytes > 0;
   if (cached) {
     static_assert(sizeof(format::TaskRecord) % 4 == 0, "records are copied as 4-byte words");
@@ -80,8 +84,8 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
     const uint32_t* src = reinterpret_cast<const uint32_t*>(p.tasks + first);
     uint32_t* dst = reinterpret_cast<uint32_t*>(records);
     for (uint32_t k = threadIdx.x; k < words; k += kThreads) dst[k] = src[k];
-    __syncthreads();
   }
+  __syncthreads();
   int token = p.forced[0];
   int count = 0;
   for (int s = 0; s < p.n_steps; ++s) {
@@ -129,14 +133,15 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
       if (s + 1 < p.n_forced) token = p.forced[s + 1];
       continue;
     }
-    if (threadIdx.x == 0) s_next = SelectGreedy(static_cast<const Candidate*>(p.buffers[p.buf_cand]), p.n_cand);
+    const StepContext step{p, token, pos, smem, scratch};  // for Buffer(): the shared copies of the tables
+    if (threadIdx.x == 0) s_next = SelectGreedy(static_cast<const Candidate*>(step.Buffer(p.buf_cand)), p.n_cand);
     __syncthreads();
     int next = s_next;
     __syncthreads();
     if (next == format::kCandidateNonFinite) return Finish(p, recorder, count, kStatusNonFinite);
     if (p.temperature > 0.0f) {  // block 0 samples; the others wait at one more barrier
       if (worker == 0) {
-        const float* row = static_cast<const float*>(p.buffers[p.buf_logits]);
+        const float* row = static_cast<const float*>(step.Buffer(p.buf_logits));
         const SampleInput in{row, p.vocab, row[next], p.temperature};
         const int sampled = SampleBlock(in, p.top_k, p.top_p, p.seed, static_cast<uint64_t>(pos),
                                         *reinterpret_cast<SampleShared*>(smem));

@@ -53,10 +53,17 @@ struct WorkerParams {
   const void* const* tensors;         // device pointer per tensor id
   void* const* buffers;               // device pointer per buffer id (ACTIVATION: float*)
 
-  // Dynamic shared memory: a work area, then the worker's own task records, copied once
-  // per launch so that each task reads its record on chip (records_bytes 0: read from
-  // `tasks` in global memory, e.g. when they do not fit).
+  // Dynamic shared memory: a work area (work_bytes); then the operand tables (tables_bytes:
+  // n_tensors tensor addresses, then n_buffers buffer addresses), copied once per launch so
+  // that a task finds its operands' addresses on chip: the grid barrier's polls invalidate L1
+  // (CCTL.IVALL in the SASS of grid.sync() as nvcc 13 builds it for sm_90), so reading
+  // `tensors` or `buffers` after a barrier would be an L2 round trip ahead of each task's first
+  // load of data; then the worker's own task records, copied once per launch so that each
+  // task reads its record on chip (records_bytes 0: read from `tasks` in global memory, e.g.
+  // when they do not fit).
   uint32_t work_bytes;
+  uint32_t tables_bytes;
+  uint32_t n_tensors, n_buffers;
   uint32_t records_bytes;
 
   // Model.

@@ -105,16 +105,19 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   const size_t dynamic_limit = prop.sharedMemPerBlockOptin - std::min(static_bytes, prop.sharedMemPerBlockOptin);
   const size_t work_bytes = (WorkerSharedBytes(m.hidden, m.q_dim(), m.head_dim, group, max_ffn_rows, m.heads,
                                                    p.attention_chunks) + 15) & ~size_t{15};
-  if (work_bytes > dynamic_limit) {
-    throw Error("the worker needs " + std::to_string(work_bytes) + " bytes of dynamic shared memory, " +
+  const size_t n_tensors = pkg.tensors().size, n_buffers = pkg.buffers().size;
+  const size_t tables_bytes = ((n_tensors + n_buffers) * sizeof(void*) + 15) & ~size_t{15};
+  if (work_bytes + tables_bytes > dynamic_limit) {
+    throw Error("the worker needs " + std::to_string(work_bytes + tables_bytes) + " bytes of dynamic shared memory (" +
+                std::to_string(work_bytes) + " of work area, " + std::to_string(tables_bytes) + " of operand tables), " +
                 device_name_ + " offers " + std::to_string(dynamic_limit) +
                 ": re-plan with more workers (smaller FFN tasks) or fewer --attention_chunks");
   }
   uint32_t max_tasks = 0;
   for (int w = 0; w < p.workers; ++w) max_tasks = std::max(max_tasks, begin[w + 1] - begin[w]);
   const size_t records_bytes = (static_cast<size_t>(max_tasks) * sizeof(format::TaskRecord) + 15) & ~size_t{15};
-  const bool cache_records = options.cache_records && work_bytes + records_bytes <= dynamic_limit;
-  shared_bytes_ = work_bytes + (cache_records ? records_bytes : 0);
+  const bool cache_records = options.cache_records && work_bytes + tables_bytes + records_bytes <= dynamic_limit;
+  shared_bytes_ = work_bytes + tables_bytes + (cache_records ? records_bytes : 0);
   if (options.carveout < -1 || options.carveout > 100) {
     throw Error("carveout " + std::to_string(options.carveout) + " is not a percentage: give 0..100, or -1 for the driver's choice");
   }
@@ -162,6 +165,9 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   params_.n_waves = p.waves;
   params_.work_bytes = static_cast<uint32_t>(work_bytes);
   params_.records_bytes = cache_records ? static_cast<uint32_t>(records_bytes) : 0;
+  params_.tables_bytes = static_cast<uint32_t>(tables_bytes);
+  params_.n_tensors = static_cast<uint32_t>(n_tensors);  // the tables' sizes as in tables_bytes
+  params_.n_buffers = static_cast<uint32_t>(n_buffers);
   params_.lm_head_wave = lm_head_wave_;
   params_.tensors = static_cast<const void* const*>(upload(tensor_ptrs.data(), tensor_ptrs.size() * sizeof(void*), "the tensor table"));
   params_.buffers = static_cast<void* const*>(upload(buffer_ptrs.data(), buffer_ptrs.size() * sizeof(void*), "the buffer table"));
