@@ -7,12 +7,13 @@
 //   std::string emu::Region(size_t byte_off)    name of a work-area byte (race reports, stats)
 //   void emu::BufAccess(const Buf& b, const format::TaskRecord& t, uintptr_t a, int size, bool write, uintptr_t pc)
 //   void emu::RunOp(const format::TaskRecord& t, const StepContext& c)   (in the op TU)
-// and main(): SetupWorkArea, MakeArena + g_bufs, g_tasks, RunBlock, CheckGuard, PrintReports.
+// and main(): SetupWorkArea, MakeArena + g_bufs, g_tasks, SetTables, RunBlock, CheckGuard, PrintReports.
 #include <ucontext.h>
 #include <dlfcn.h>
 #include <unistd.h>
 #include <random>
 #include <map>
+#include <type_traits>
 #include <string>
 #include <vector>
 #include <cstdio>
@@ -57,8 +58,19 @@ float ShflImpl(unsigned mask, float v, int off, int line, bool idx) {
   return f.res;
 }
 // ---- shared memory: the work area [g_base, g_base + limit) inside NaN guard bands, and the
-// static shared memory (section emu_shared: g_scratch, the ops' __shared__ variables)
+// static shared memory (section emu_shared: g_scratch, the ops' __shared__ variables); where the
+// version's WorkerParams has the operand tables (v36u: tables_bytes, n_tensors, n_buffers; StepContext
+// reads them at smem + work_bytes), also the tables [g_tab, g_tab + g_tab_bytes) at the work area's
+// end rounded up to 16 bytes (the host's work_bytes), before the upper guard band: read only, in
+// whole 8-byte entries (SetTables fills them; CheckGuard finds them unchanged)
+template <typename P, typename = void> struct HasTables : std::false_type {};
+template <typename P>
+struct HasTables<P, std::void_t<decltype(&P::tables_bytes), decltype(&P::n_tensors), decltype(&P::n_buffers)>> : std::true_type {};
+static constexpr bool kTablesInSmem = HasTables<WorkerParams>::value;
 static char* g_alloc = nullptr; static uintptr_t g_lo = 0, g_hi = 0, g_base = 0; static size_t g_limit_bytes = 0;
+static uintptr_t g_tab = 0; static size_t g_tab_bytes = 0, g_tab_entries = 0;
+static std::vector<const void*> g_tab_want;  // what SetTables wrote there; the global tables' copy (p.tensors / p.buffers)
+static uintptr_t g_gtab_lo = 0, g_gtab_hi = 0;
 static const size_t kGuard = 1 << 16;
 static float* g_work;
 static long g_max_off = -1;  // highest work-area byte touched by an op
@@ -86,19 +98,46 @@ static void Shadow(Sh& s, bool write, uintptr_t pc, RegionFn region) {
     s.cur[w] |= bit; s.rpc = pc;
   }
 }
-// the work area: limit_bytes inside NaN guard bands of kGuard bytes (16 bytes past a 256-byte boundary)
-static void SetupWorkArea(size_t limit_bytes) {
+// the work area: limit_bytes inside NaN guard bands of kGuard bytes (16 bytes past a 256-byte boundary);
+// table_entries: room for that many table entries after it (n_tensors + n_buffers of SetTables), where
+// the version has the tables
+static void SetupWorkArea(size_t limit_bytes, size_t table_entries = 0) {
   g_limit_bytes = limit_bytes;
-  const size_t total = kGuard + g_limit_bytes + kGuard + 512;
+  g_tab_bytes = kTablesInSmem ? (table_entries * sizeof(void*) + 15) & ~size_t{15} : 0;  // the host's tables_bytes
+  const size_t work_bytes = (g_limit_bytes + 15) & ~size_t{15};
+  const size_t total = kGuard + work_bytes + g_tab_bytes + kGuard + 512;
   g_alloc = static_cast<char*>(aligned_alloc(256, (total + 255) / 256 * 256));
-  g_base = reinterpret_cast<uintptr_t>(g_alloc) + kGuard + 16; g_lo = g_base - kGuard; g_hi = g_base + g_limit_bytes + kGuard;
+  g_base = reinterpret_cast<uintptr_t>(g_alloc) + kGuard + 16; g_lo = g_base - kGuard;
+  g_tab = g_base + work_bytes; g_hi = g_tab + g_tab_bytes + kGuard;
   g_work = reinterpret_cast<float*>(g_base);
   for (float* f = reinterpret_cast<float*>(g_lo); f < reinterpret_cast<float*>(g_hi); ++f) *f = NAN;
   g_sh.assign(g_limit_bytes / 2 + 8, Sh());
   g_sh_static.assign((__stop_emu_shared - __start_emu_shared) / 2 + 8, Sh());
 }
+// The harness's operand tables (nt tensor and nb buffer addresses): p.tensors / p.buffers, and where
+// the version has them (kTablesInSmem) the copies the worker's prologue makes after the work area, with
+// work_bytes, tables_bytes, n_tensors, n_buffers as the host sets them. There p.tensors / p.buffers
+// point at copies the ops must not read (only worker.cu does): Access reports an op's read of them.
+template <typename P>
+static void SetTables(P& p, const void* const* tensors, size_t nt, void* const* buffers, size_t nb) {
+  p.tensors = tensors; p.buffers = buffers;
+  if constexpr (HasTables<P>::value) {
+    if ((nt + nb) * sizeof(void*) > g_tab_bytes) { fprintf(stderr, "SetTables: %zu entries, room for %zu\n", nt + nb, g_tab_bytes / sizeof(void*)); exit(2); }
+    g_tab_entries = nt + nb;
+    g_tab_want.assign(tensors, tensors + nt); g_tab_want.insert(g_tab_want.end(), buffers, buffers + nb);
+    memcpy(reinterpret_cast<void*>(g_tab), g_tab_want.data(), g_tab_entries * sizeof(void*));
+    static std::vector<const void*> global;  // p.tensors / p.buffers
+    global = g_tab_want;
+    g_gtab_lo = reinterpret_cast<uintptr_t>(global.data()); g_gtab_hi = g_gtab_lo + global.size() * sizeof(void*);
+    p.tensors = global.data(); p.buffers = const_cast<void* const*>(global.data() + nt);
+    p.work_bytes = static_cast<uint32_t>(g_tab - g_base); p.tables_bytes = static_cast<uint32_t>(g_tab_bytes);
+    p.n_tensors = static_cast<uint32_t>(nt); p.n_buffers = static_cast<uint32_t>(nb);
+  }
+}
 static void CheckGuard() {
-  for (uintptr_t a = g_lo; a < g_hi; a += 4) if ((a < g_base || a >= g_base + g_limit_bytes) && !std::isnan(*reinterpret_cast<float*>(a))) { g_err += "guard area overwritten\n"; break; }
+  for (uintptr_t a = g_lo; a < g_hi; a += 4) if ((a < g_base || a >= g_base + g_limit_bytes) && (a < g_tab || a >= g_tab + g_tab_bytes) && !std::isnan(*reinterpret_cast<float*>(a))) { g_err += "guard area overwritten\n"; break; }
+  if (g_tab_entries && memcmp(reinterpret_cast<void*>(g_tab), g_tab_want.data(), g_tab_entries * sizeof(void*))) g_err += "operand tables overwritten\n";
+  for (uintptr_t a = g_tab + g_tab_entries * sizeof(void*); a < g_tab + g_tab_bytes; a += 4) if (!std::isnan(*reinterpret_cast<float*>(a))) { g_err += "operand tables' padding overwritten\n"; break; }
 }
 // ---- global memory: buffers (g_bufs) in an arena of 0xFF bytes; the runtime's BufAccess checks each access
 static std::vector<Buf> g_bufs; static uintptr_t g_arena_lo = 0, g_arena_hi = 0;
@@ -157,7 +196,16 @@ void Access(void* p, int size, bool write, uintptr_t pc) {
     for (size_t h = off / 2; h < (off + size + 1) / 2; ++h) Shadow(g_sh_static[h], write, pc, [&] { return StaticRegion(a); });
     return;
   }
+  if (a >= g_gtab_lo && a < g_gtab_hi) { Report("op read p.tensors / p.buffers (global tables; the version has the shared copies)", pc); return; }
   if (!in_smem) return;
+  if (a >= g_tab && a < g_tab + g_tab_bytes) {  // the operand tables (kTablesInSmem)
+    if (g_task_of[g_cur] < 0) Report("operand table access outside the op", pc);
+    else if (write) Report("write to the operand tables", pc);
+    else if (size != (int)sizeof(void*) || (a - g_tab) % sizeof(void*)) Report("operand table read not one whole entry", pc);
+    else if ((a - g_tab) / sizeof(void*) >= g_tab_entries) Report("operand table read past n_tensors + n_buffers", pc);
+    if (g_want_stats) g_stats[std::string("tables") + (write ? " W" : " R") + std::to_string(size)]++;
+    return;
+  }
   const long off = (long)(a - g_base);
   if (off < 0 || off + size > (long)g_limit_bytes) {
     Report(std::string("OUT OF WORK AREA ") + (write ? "write" : "read") + " byte off=" + std::to_string(off) + " limit=" + std::to_string(g_limit_bytes), pc);

@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
   g_HD = HD; g_heads = NH; g_C = C; g_first = first; g_Q = Q; g_pos = pos;
   // the worker's ATTN_OUT work area (worker.cu WorkerSharedBytes: q_dim + 2 * heads * chunks)
   const size_t work_floats = (size_t)Q + 2 * (size_t)NH * C;
-  SetupWorkArea(work_floats * 4);
+  SetupWorkArea(work_floats * 4, 8 + 8);  // and room for the operand tables (SetTables below)
   const size_t part_n = (size_t)C * NH * stride, wo_n = (size_t)H * Q;
   const size_t sz[4] = {part_n * 4, wo_n * 2, (size_t)H * 4, (size_t)H * 4}; size_t off[4];
   char* arena = MakeArena(sz, 4, off);
@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
   const void* tensors[8] = {}; void* buffers[8] = {};
   WorkerParams p{}; p.head_dim = HD; p.heads = NH; p.kv_heads = NH; p.max_context = ctx; p.attention_min_chunk = minc;
   tensors[4] = wo; buffers[1] = part; buffers[2] = resid; buffers[3] = out;
-  p.tensors = tensors; p.buffers = buffers; g_p = &p;
+  SetTables(p, tensors, 8, buffers, 8); g_p = &p;
   const int rm = (r0 + r1) / 2;
   for (int k = 0; k < 2; ++k) {
     format::TaskRecord t{}; t.opcode = 4; t.param1 = C; t.in_buf = 1; t.aux_buf = 2; t.out_buf = 3; t.weight = 4;

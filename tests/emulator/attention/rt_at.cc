@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
   // MergeOnce's work area, which the host guarantees (gpu_executor.cc) when it exceeds ATTENTION's own
   if (g_merge) work_floats = std::max(work_floats, MergeWorkFloats(group, HD, C));
 #endif
-  SetupWorkArea(work_floats * 4);
+  SetupWorkArea(work_floats * 4, 8 + 8);  // and room for the operand tables (SetTables below)
   const size_t qkv_n = (size_t)Q + 2 * KV, cache_n = 2 * 2 * (size_t)max_ctx * KV, out_n = (size_t)C * NH * stride;
   const size_t sz[5] = {qkv_n * 4, (size_t)half * 4, cache_n * 2, out_n * 4, 2 * (size_t)NKV * 4}; size_t off[5];
   char* arena = MakeArena(sz, 5, off);
@@ -145,7 +145,7 @@ int main(int argc, char** argv) {
   SetTileMin(p);
   if (g_merge) SetMerge(p, counters, pos);
   tensors[5] = inv_freq; buffers[1] = qkv; buffers[2] = cache_all; buffers[3] = out;
-  p.tensors = tensors; p.buffers = buffers; g_p = &p;
+  SetTables(p, tensors, 8, buffers, 8); g_p = &p;
   for (int k = 0; k < C; ++k) {
     format::TaskRecord t{}; t.opcode = 3; t.layer = 1; t.in_buf = 1; t.aux_buf = 2; t.out_buf = 3; t.weight2 = 5;
     t.param0 = kv; t.slot = g_merge ? k : C - 1 - k; t.param1 = C; t.param2 = minc;  // MergeOnce: the last chunk last

@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
   const size_t attention_floats = (size_t)group * HD + (size_t)kWarps * group * (HD + 2);
   const size_t wsb_floats = std::max({(size_t)H + 64, merge_floats, attention_floats, direct_floats, (size_t)kThreads});  // hidden = H, max_task_rows 64; SampleShared omitted
   const size_t work_floats = g_direct ? direct_floats : merge_floats;
-  SetupWorkArea(work_floats * 4);
+  SetupWorkArea(work_floats * 4, 16 + 16);  // and room for the operand tables (SetTables below)
   // global arena: [guard][part][guard][Wo][guard][resid][guard][out][guard][qkv][guard][rope][guard][cache][guard]
   const size_t part_n = (size_t)C * NH * stride, wo_n = (size_t)H * Q, qkv_n = (size_t)Q + 2 * KV, rope_n = HD / 2;
   const size_t cache_n = (size_t)layers * 2 * max_ctx * KV, layer_n = (size_t)2 * max_ctx * KV;
@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
   WorkerParams p{}; p.head_dim = HD; p.heads = NH; p.kv_heads = NKV; p.max_context = max_ctx; p.attention_min_chunk = minc;
   p.direct_max_ctx = dmc; p.direct_qkv_buf = 5; p.direct_cache_buf = 6; p.direct_rope_tensor = 7; p.hidden = H;
   tensors[4] = wo; tensors[7] = rope; buffers[1] = part; buffers[2] = resid; buffers[3] = out; buffers[5] = qkv; buffers[6] = cache;
-  p.tensors = tensors; p.buffers = buffers; g_p = &p;
+  SetTables(p, tensors, 16, buffers, 16); g_p = &p;
   for (int k = 0; k < 2; ++k) {
     const bool w = (k == 0) != (order == 1);
     format::TaskRecord t{}; t.opcode = 4; t.layer = layer; t.param1 = C; t.in_buf = 1; t.aux_buf = 2; t.out_buf = 3; t.weight = 4;

@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   g_op = op; g_K = K; g_align_all = true;
   const int R = r0 + ntasks * nrows + 3;  // weight rows (3 past the last task: never read)
   const size_t work_floats = op == 5 ? (size_t)K + nrows : (size_t)K;  // WorkerSharedBytes: hidden + max FFN rows
-  SetupWorkArea(work_floats * 4);
+  SetupWorkArea(work_floats * 4, 8 + 8);  // and room for the operand tables (SetTables below)
   // arena: [guard][x][guard][g][guard][W1][guard][W2][guard][W3][guard][out][guard][cand][guard]
   const size_t out_n = op == 5 ? (size_t)ntasks * K : (size_t)R;
   const size_t wn = (size_t)R * K;
@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
   WorkerParams p{}; p.hidden = K; p.rms_norm_eps = 1e-5f;
   tensors[1] = g; tensors[2] = W[0]; tensors[3] = W[1]; tensors[4] = W[2];
   buffers[1] = x; buffers[2] = out; buffers[3] = cand;
-  p.tensors = tensors; p.buffers = buffers; g_p = &p;
+  SetTables(p, tensors, 8, buffers, 8); g_p = &p;
   g_out_writes.assign(out_n, 0);
   for (int k = 0; k < ntasks; ++k) {
     format::TaskRecord t{}; t.opcode = op; t.in_buf = 1; t.out_buf = 2; t.aux_buf = 3; t.norm = 1; t.weight = 2; t.weight2 = 3; t.weight3 = 4;
