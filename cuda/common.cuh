@@ -222,7 +222,7 @@ struct StepContext {
   const WorkerParams& p;
   int token;   // input token of this step
   int pos;     // its position
-  float* smem; // dynamic shared memory (work area)
+  float* smem; // dynamic shared memory: the ops' work area [0, p.work_bytes), then the operand tables
   float* scratch;  // kWarps floats of static shared memory
 #ifdef TILEINFER_PHASE_TRACE
   unsigned long long* phases;  // this task's kMaxPhases marks in the traced step (first thread), else nullptr

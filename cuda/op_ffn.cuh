@@ -59,6 +59,8 @@ __device__ __forceinline__ void OpFfn(const format::TaskRecord& t, const StepCon
         uint4 v[kRows];
 #pragma unroll
         for (int u = 0; u < kRows; ++u) v[u] = j + u < b ? load(j + u) : make_uint4(0, 0, 0, 0);
+        // The guard on the add, not the zero fill, keeps the sum bit-equal to one row at a time
+        // (no +0 terms) and hbuf's reads inside the task's rows.
 #pragma unroll
         for (int u = 0; u < kRows; ++u) {
           if (j + u < b) Axpy8(acc, hbuf[j - a + u], v[u]);

@@ -128,11 +128,20 @@ struct WorkerParams {
 #endif
 };
 
-// Dynamic shared memory (bytes) the worker needs for this model and plan; `max_task_rows`
-// is the most FFN rows of one task, `chunks` the plan's attention chunks per K/V head
-// (ATTN_OUT keeps two floats per head and chunk beside its Q merged values).
+// The work area (bytes of dynamic shared memory) the ops need for this model and plan;
+// `max_task_rows` is the most FFN rows of one task, `chunks` the plan's attention chunks per
+// K/V head (ATTN_OUT keeps two floats per head and chunk beside its Q merged values). The
+// launch rounds it up to 16 bytes (WorkerParams::work_bytes) and adds the operand tables
+// (WorkerTablesBytes) and, when they fit, the records.
 size_t WorkerSharedBytes(int hidden, int q_dim, int head_dim, int group, int max_task_rows, int heads,
                          int chunks);
+
+// Bytes of the operand tables' copies in shared memory (WorkerParams::tables_bytes): one
+// device address per tensor and per buffer, rounded up to 16 bytes so that the records after
+// them stay 16-byte aligned.
+inline size_t WorkerTablesBytes(size_t n_tensors, size_t n_buffers) {
+  return ((n_tensors + n_buffers) * sizeof(void*) + 15) & ~size_t{15};
+}
 
 // Occupancy of the compiled kernel: blocks per SM for `shared_bytes`, registers per thread,
 // local (spill) bytes per thread. Returns a CUDA error string, empty on success.

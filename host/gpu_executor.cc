@@ -106,12 +106,13 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   const size_t work_bytes = (WorkerSharedBytes(m.hidden, m.q_dim(), m.head_dim, group, max_ffn_rows, m.heads,
                                                    p.attention_chunks) + 15) & ~size_t{15};
   const size_t n_tensors = pkg.tensors().size, n_buffers = pkg.buffers().size;
-  const size_t tables_bytes = ((n_tensors + n_buffers) * sizeof(void*) + 15) & ~size_t{15};
+  const size_t tables_bytes = WorkerTablesBytes(n_tensors, n_buffers);
   if (work_bytes + tables_bytes > dynamic_limit) {
     throw Error("the worker needs " + std::to_string(work_bytes + tables_bytes) + " bytes of dynamic shared memory (" +
                 std::to_string(work_bytes) + " of work area, " + std::to_string(tables_bytes) + " of operand tables), " +
                 device_name_ + " offers " + std::to_string(dynamic_limit) +
-                ": re-plan with more workers (smaller FFN tasks) or fewer --attention_chunks");
+                ": re-plan with more workers (smaller FFN tasks) or fewer --attention_chunks (the tables grow with the "
+                "package's tensors and buffers, " + std::to_string(n_tensors) + " and " + std::to_string(n_buffers) + ")");
   }
   uint32_t max_tasks = 0;
   for (int w = 0; w < p.workers; ++w) max_tasks = std::max(max_tasks, begin[w + 1] - begin[w]);
