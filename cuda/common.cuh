@@ -217,6 +217,13 @@ __device__ __forceinline__ void RmsNormToShared(const float* x, const uint16_t* 
   __syncthreads();
 }
 
+// The worker's copies of the operand tables in dynamic shared memory (`smem` its base): right
+// after the work area, n_tensors tensor addresses then n_buffers buffer addresses
+// (WorkerParams::tables_bytes). The kernel's prologue fills them; StepContext reads them.
+__device__ __forceinline__ const void** OperandTables(const WorkerParams& p, float* smem) {
+  return reinterpret_cast<const void**>(reinterpret_cast<uint8_t*>(smem) + p.work_bytes);
+}
+
 // What every opcode needs besides its task record.
 struct StepContext {
   const WorkerParams& p;
@@ -227,14 +234,11 @@ struct StepContext {
 #ifdef TILEINFER_PHASE_TRACE
   unsigned long long* phases;  // this task's kMaxPhases marks in the traced step (first thread), else nullptr
 #endif
-  // Operand addresses by id, from the worker's copies of the tables in shared memory (right
-  // after the work area; WorkerParams::tables_bytes). Computed from the parameters at each use,
-  // so that no register holds them across tasks.
-  __device__ const void* const* TableCopy() const {
-    return reinterpret_cast<const void* const*>(reinterpret_cast<const uint8_t*>(smem) + p.work_bytes);
-  }
-  __device__ const void* Tensor(uint32_t id) const { return TableCopy()[id]; }
-  __device__ void* Buffer(uint32_t id) const { return const_cast<void*>(TableCopy()[p.n_tensors + id]); }
+  // Operand addresses by id, from the worker's copies of the tables in shared memory
+  // (OperandTables). Computed from the parameters at each use, so that no register holds them
+  // across tasks.
+  __device__ const void* Tensor(uint32_t id) const { return OperandTables(p, smem)[id]; }
+  __device__ void* Buffer(uint32_t id) const { return const_cast<void*>(OperandTables(p, smem)[p.n_tensors + id]); }
   __device__ const uint16_t* Bf16Tensor(uint32_t id) const { return static_cast<const uint16_t*>(Tensor(id)); }
   __device__ float* F32(uint32_t id) const { return static_cast<float*>(Buffer(id)); }
 };

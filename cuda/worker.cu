@@ -71,8 +71,7 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
   const uint32_t worker = blockIdx.x;
   const uint32_t first = p.worker_task_begin[worker], last = p.worker_task_begin[worker + 1];
   const bool recorder = worker == 0 && threadIdx.x == 0;
-  // The operand tables after the work area (WorkerParams::tables_bytes; StepContext reads them).
-  auto* tables = reinterpret_cast<const void**>(reinterpret_cast<uint8_t*>(smem) + p.work_bytes);
+  const void** tables = OperandTables(p, smem);  // StepContext reads them
   for (uint32_t k = threadIdx.x; k < p.n_tensors; k += kThreads) tables[k] = p.tensors[k];
   for (uint32_t k = threadIdx.x; k < p.n_buffers; k += kThreads) tables[p.n_tensors + k] = p.buffers[k];
   // The worker's records [first, last), copied to shared memory once (4-byte words).
