@@ -486,6 +486,8 @@ __global__ void __launch_bounds__(kPipelineComputeThreads + 32, 1) PipelineKerne
   uint8_t* my_stages = ring + static_cast<size_t>(my_warp) * a.stages * a.chunk;
   uint32_t next_issue = my_warp;  // this warp's next chunk to copy
   RingSlot issue_at, use_at;      // the stages of this warp's next copy and next use
+  // warp_chunks, warp_pipeline: this warp's first chunk (k % 16 == warp) at or after chunk0.
+  auto first_own_chunk = [&] { return chunk0 + (my_warp + n_warps - chunk0 % n_warps) % n_warps; };
   auto issue_next = [&] {
     if (next_issue < total_chunks) {
       const uint8_t* src = mine + static_cast<size_t>(next_issue % chunks_per_token) * a.chunk;
@@ -531,8 +533,7 @@ __global__ void __launch_bounds__(kPipelineComputeThreads + 32, 1) PipelineKerne
         phase(a.norm_clk);
         if (kRing && sh.warp_pipeline) {
           const uint32_t n = waves_bytes[w] / a.chunk;
-          const uint32_t first = chunk0 + (my_warp + n_warps - chunk0 % n_warps) % n_warps;
-          for (uint32_t k = first; k < chunk0 + n; k += n_warps) {
+          for (uint32_t k = first_own_chunk(); k < chunk0 + n; k += n_warps) {
             issue_next();  // stages - 1 chunks ahead of this one
             const long long t0 = clock64();
             CpAsyncWaitGroup(a.stages - 1);  // this chunk's group has landed (every lane's own copies)
@@ -552,8 +553,7 @@ __global__ void __launch_bounds__(kPipelineComputeThreads + 32, 1) PipelineKerne
           // (with 12 stages a warp's next chunk, k + 16, could find the stage still holding
           // chunk k + 4 and its wait pass at once: call Z12's first try trapped on that).
           const uint32_t n = waves_bytes[w] / a.chunk;
-          const uint32_t warp = threadIdx.x / 32, warps = kPipelineComputeThreads / 32;
-          for (uint32_t k = chunk0 + (warp + warps - chunk0 % warps) % warps; k < chunk0 + n; k += warps) {
+          for (uint32_t k = first_own_chunk(); k < chunk0 + n; k += n_warps) {
             const uint32_t s = k % static_cast<uint32_t>(a.stages);
             TimedWaitParity(SharedAddress(&full[s]), (k / static_cast<uint32_t>(a.stages)) & 1, &full_wait);
             const uint4* words = reinterpret_cast<const uint4*>(ring + static_cast<size_t>(s) * a.chunk);
@@ -873,22 +873,16 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
     return "pipeline: loader_cp_async is for the ring only, without fence_each_copy (bulk copies only)";
   }
   if (shape.one_waiter && !ring) return "pipeline: one_waiter is for the ring only";
-  if (shape.warp_chunks && (!ring || shape.one_waiter || shape.x_in_registers ||
-                            stages != kPipelineComputeThreads / 32 ||
-                            static_cast<uint64_t>(shape.tokens) * shape.layers * (shape.qkv_bytes + shape.attn_out_bytes +
-                                                                                 shape.ffn_bytes) / chunk >= (1ull << 31))) {
-    return "pipeline: warp_chunks is for the ring of 16 stages only (one a computing warp: a parity wait must never be "
-           "more than one phase ahead), without one_waiter or x_in_registers, and fewer than 2^31 chunks";
-  }
   if (shape.x_in_registers && (!ring || chunk > 32768)) {
     return "pipeline: x_in_registers is for the ring only, with chunks of at most 32 KB (4 words a thread)";
   }
   if (ring && (shape.chain_phases || shape.l2_prefetch_interval_ns > 0)) {
     return "pipeline: chain_phases and l2_prefetch_interval_ns are for the loads mode only";
   }
+  // A block's bytes a token (every layer's three waves).
+  const size_t per_block = static_cast<size_t>(shape.layers) * (shape.qkv_bytes + shape.attn_out_bytes + shape.ffn_bytes);
   if (shape.l2_prefetch_interval_ns > 0 &&
-      (shape.l2_prefetch_ahead < 16384 || shape.l2_prefetch_interval_ns > 1000000u ||
-       (static_cast<uint64_t>(shape.layers) * (shape.qkv_bytes + shape.attn_out_bytes + shape.ffn_bytes)) % 16384 != 0)) {
+      (shape.l2_prefetch_ahead < 16384 || shape.l2_prefetch_interval_ns > 1000000u || per_block % 16384 != 0)) {
     return "pipeline: l2_prefetch_interval_ns at most 1 ms, l2_prefetch_ahead at least one 16 KB prefetch, and a "
            "token's bytes a multiple of 16 KB (each prefetch stays inside the block's bytes)";
   }
@@ -916,18 +910,22 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
            std::to_string(shape.qkv_bytes) + ", " + std::to_string(shape.attn_out_bytes) + ", " +
            std::to_string(shape.ffn_bytes) + ")";
   }
-  const size_t per_block = static_cast<size_t>(shape.layers) * (shape.qkv_bytes + shape.attn_out_bytes + shape.ffn_bytes);
   if (blocks < 1 || blocks > sms || sms > kPipelineMaxSms || per_block * blocks > bytes) {
     return "pipeline: " + std::to_string(blocks) + " blocks of " + std::to_string(per_block) +
            " bytes: give 1.." + std::to_string(sms) + " blocks (one per SM) within the " + std::to_string(bytes) +
            "-byte buffer";
   }
+  // warp_chunks and warp_pipeline count chunks over the whole launch in 32 bits.
+  const uint64_t launch_chunks = static_cast<uint64_t>(shape.tokens) * per_block / chunk;
+  if (shape.warp_chunks && (!ring || shape.one_waiter || shape.x_in_registers ||
+                            stages != kPipelineComputeThreads / 32 || launch_chunks >= (1ull << 31))) {
+    return "pipeline: warp_chunks is for the ring of 16 stages only (one a computing warp: a parity wait must never be "
+           "more than one phase ahead), without one_waiter or x_in_registers, and fewer than 2^31 chunks";
+  }
   if (shape.warp_pipeline &&
       (!ring || shape.loader_cp_async || shape.one_waiter || shape.x_in_registers || shape.warp_chunks ||
        shape.max_in_flight != 0 || shape.fence_each_copy || shape.loader_sleep_ns != 0 || stages < 2 || stages > 8 ||
-       chunk % 512 != 0 ||
-       static_cast<uint64_t>(shape.tokens) * shape.layers * (shape.qkv_bytes + shape.attn_out_bytes + shape.ffn_bytes) /
-               chunk >= (1ull << 31))) {
+       chunk % 512 != 0 || launch_chunks >= (1ull << 31))) {
     return "pipeline: warp_pipeline is for the ring alone (no other ring option), 2..8 stages a warp, chunks a "
            "multiple of 512 bytes (16 a lane), fewer than 2^31 chunks";
   }
