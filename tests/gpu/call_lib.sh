@@ -1,0 +1,52 @@
+# The steps every measurement call script repeats, ON the GPU machine from the repo root.
+# Source it from a call script (docs/experiments/next/*.sh), then:
+#   call_begin ARCHIVE...            unpack each .gpu/*.tar.xz, probe with .gpu/bin/probe into
+#                                    $W/target.json, make the packages of $CALL_MODELS there
+#                                    (default llama1b_shape,smollm2_shape) and print each
+#                                    build's registers line (.gpu/*/worker_kernel_worker.ptxas.txt)
+#   call_trace DIR NAME MODEL CONTEXTS [GPU_CHECK_FLAG...]
+#                                    one traced generation of $W/MODEL.tpkg by DIR/gpu_check; per
+#                                    context C: $OUT/trace_MODEL_NAME_C.json.xz (for
+#                                    py/tools/trace_compare.py), .report.txt (trace_report.py)
+#                                    and a line with the wave kinds' median tasks and the token
+#   call_end NAME SCRIPT             copy SCRIPT to $OUT and pack $OUT as $OUT/NAME.tgz (a call
+#                                    returns few files)
+# $OUT (default /tmp/gpu_out) and W=/tmp/tileinfer_models as device_checks.sh uses them;
+# compute-sanitizer runs: tests/gpu/sanitize_one.sh.
+OUT=${OUT:-/tmp/gpu_out}
+export OUT
+export PYTHONPATH=py:.
+W=/tmp/tileinfer_models
+
+call_begin() {
+  local a d
+  mkdir -p "$OUT" "$W"
+  for a in "$@"; do tar -C .gpu -xJf "$a" || { echo "call_begin: cannot unpack $a" >&2; return 1; }; done
+  .gpu/bin/probe > "$W/target.json" || { echo "call_begin: .gpu/bin/probe failed" >&2; return 1; }
+  python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" \
+    --models="${CALL_MODELS:-llama1b_shape,smollm2_shape}" 2>&1 | grep -v "^I"
+  for d in .gpu/*/; do
+    [ -f "$d/worker_kernel_worker.ptxas.txt" ] &&
+      echo "${d%/}: $(grep -E 'registers' "$d/worker_kernel_worker.ptxas.txt" | tail -1)"
+  done
+  return 0
+}
+
+call_trace() {
+  local dir=$1 name=$2 model=$3 contexts=$4 c r
+  shift 4
+  "$dir/gpu_check" --package="$W/$model.tpkg" --contexts=1 --cpu_contexts=1 --runs=0 --sampling_checks=0 \
+    --check_target=false "$@" --trace_out="$W/trace_${model}_$name" --trace_contexts="$contexts" | grep -E "FAIL|on GPU"
+  for c in ${contexts//,/ }; do
+    r="$OUT/trace_${model}_${name}_$c"
+    xz -c "$W/trace_${model}_${name}_$c.json" > "$r.json.xz"
+    python3 py/tools/trace_report.py --trace="$W/trace_${model}_${name}_$c.json" --bandwidth_gbps=4400 > "$r.report.txt" 2>&1
+    echo "$model $name $c: $(awk '/^(QKV|ATTENTION|ATTN_OUT|FFN|FFN_REDUCE) /{printf "%s %s  ", $1, $NF}' "$r.report.txt")$(grep -oE '^token: [0-9.]+ us' "$r.report.txt")"
+  done
+}
+
+call_end() {
+  local name=$1 script=$2
+  cp "$script" "$OUT/"
+  (cd "$OUT" && tar czf "../$name.tgz" . && rm -rf ./* && mv "../$name.tgz" .)
+}
