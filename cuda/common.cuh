@@ -109,6 +109,24 @@ __device__ __forceinline__ float Dot8(const uint4 v, const float* xs) {
          Bf16Lo(v.z) * xs[4] + Bf16Hi(v.z) * xs[5] + Bf16Lo(v.w) * xs[6] + Bf16Hi(v.w) * xs[7];
 }
 
+// A 16-byte piece of a weight row. Weights are read once a token, so the read-only load
+// marks its L2 line evict-first (PTX ISA "createpolicy", "ld" with .L2::cache_hint; sm_80+):
+// the 2.5 GB a token stream through L2 without pushing out what is read again soon, the
+// worker's code (fetched by every task), the activations and the K/V cache.
+__device__ __forceinline__ uint4 LoadWeight8(const uint4* p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  uint64_t policy;
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+  uint4 v;
+  asm("ld.global.nc.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;\n"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p), "l"(policy));
+  return v;
+#else
+  return __ldg(p);
+#endif
+}
+
 __device__ __forceinline__ float WarpDotBf16(const uint16_t* w, const float* x, int k) {
   const int lane = threadIdx.x & 31;
   float acc = 0;
@@ -120,7 +138,7 @@ __device__ __forceinline__ float WarpDotBf16(const uint16_t* w, const float* x, 
 #pragma unroll
       for (int u = 0; u < kDotUnroll; ++u) {
         const int i = base + lane + 32 * u;
-        v[u] = i < n ? __ldg(w8 + i) : make_uint4(0, 0, 0, 0);
+        v[u] = i < n ? LoadWeight8(w8 + i) : make_uint4(0, 0, 0, 0);
       }
 #pragma unroll
       for (int u = 0; u < kDotUnroll; ++u) {
@@ -152,8 +170,8 @@ __device__ __forceinline__ float2 WarpDot2Bf16(const uint16_t* wa, const uint16_
 #pragma unroll
     for (int u = 0; u < kDotUnroll; ++u) {
       const int i = base + lane + 32 * u;
-      va[u] = i < n ? __ldg(a8 + i) : make_uint4(0, 0, 0, 0);
-      vb[u] = i < n ? __ldg(b8 + i) : make_uint4(0, 0, 0, 0);
+      va[u] = i < n ? LoadWeight8(a8 + i) : make_uint4(0, 0, 0, 0);
+      vb[u] = i < n ? LoadWeight8(b8 + i) : make_uint4(0, 0, 0, 0);
     }
 #pragma unroll
     for (int u = 0; u < kDotUnroll; ++u) {

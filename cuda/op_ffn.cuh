@@ -45,8 +45,8 @@ __device__ __forceinline__ void OpFfn(const format::TaskRecord& t, const StepCon
     constexpr int kRows = 16;  // rows of WdT loaded before they are used (bytes in flight)
     for (int i8 = threadIdx.x; i8 < H / 8; i8 += kThreads) {
       float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-      // Row j's 16 bytes for this thread (read-only path).
-      auto load = [&](int j) { return __ldg(reinterpret_cast<const uint4*>(wd + static_cast<size_t>(j) * H) + i8); };
+      // Row j's 16 bytes for this thread (read-only path, evict-first in L2).
+      auto load = [&](int j) { return LoadWeight8(reinterpret_cast<const uint4*>(wd + static_cast<size_t>(j) * H) + i8); };
       int j = a;
       for (; j + kRows <= b; j += kRows) {
         uint4 v[kRows];
