@@ -109,10 +109,12 @@ __device__ __forceinline__ float Dot8(const uint4 v, const float* xs) {
          Bf16Lo(v.z) * xs[4] + Bf16Hi(v.z) * xs[5] + Bf16Lo(v.w) * xs[6] + Bf16Hi(v.w) * xs[7];
 }
 
-// A 16-byte piece of a weight row. Weights are read once a token, so the read-only load
-// marks its L2 line evict-first (PTX ISA "createpolicy", "ld" with .L2::cache_hint; sm_80+):
-// the 2.5 GB a token stream through L2 without pushing out what is read again soon, the
-// worker's code (fetched by every task), the activations and the K/V cache.
+// A 16-byte piece of a weight row at `p` (global memory, 16-byte aligned, not written during
+// the launch: the read-only path). Weights are read once a token, so the load marks its L2
+// line evict-first (PTX ISA "createpolicy", "ld" with .L2::cache_hint; sm_80+): the weights
+// (2.5 GB a token on the 1B) stream through L2 without pushing out what is read again soon,
+// the worker's code (fetched by every task), the activations and the K/V cache. H200: -2.7 to
+// -4.3% a token (docs/PERFORMANCE.md, v41). Host builds (the CPU emulator): plain __ldg.
 __device__ __forceinline__ uint4 LoadWeight8(const uint4* p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   uint64_t policy;
