@@ -9,6 +9,12 @@
 #                                    context C: $OUT/trace_MODEL_NAME_C.json.xz (for
 #                                    py/tools/trace_compare.py), .report.txt (trace_report.py)
 #                                    and a line with the wave kinds' median tasks and the token
+#   call_logits NAME=DIR...          per model of $CALL_MODELS: each build's GPU logits at contexts
+#                                    1, 32, 1024 (gpu_check --logits_out), each compared with the
+#                                    first NAME's by cmp ("bit-identical" or "FAIL, they differ")
+#   call_checks                      .gpu/bin: tiny models GPU = CPU (10 x 500 tokens bit-identical),
+#                                    golden (device_checks.sh probe tiny golden, into $OUT/tiny_bin),
+#                                    memcheck and synccheck on tiny_9x3 (sanitize_one.sh)
 #   call_end NAME SCRIPT             copy SCRIPT to $OUT and pack $OUT as $OUT/NAME.tgz (a call
 #                                    returns few files)
 # $OUT (default /tmp/gpu_out) and W=/tmp/tileinfer_models as device_checks.sh uses them;
@@ -43,6 +49,31 @@ call_trace() {
     python3 py/tools/trace_report.py --trace="$W/trace_${model}_${name}_$c.json" --bandwidth_gbps=4400 > "$r.report.txt" 2>&1
     echo "$model $name $c: $(awk '/^(QKV|ATTENTION|ATTN_OUT|FFN|FFN_REDUCE) /{printf "%s %s  ", $1, $NF}' "$r.report.txt")$(grep -oE '^token: [0-9.]+ us' "$r.report.txt")"
   done
+}
+
+call_logits() {
+  local m cfg name dir first="" models=${CALL_MODELS:-llama1b_shape,smollm2_shape}
+  for m in ${models//,/ }; do
+    for cfg in "$@"; do
+      name=${cfg%%=*}; dir=${cfg#*=}
+      [ -n "$first" ] || first=$name
+      "$dir/gpu_check" --package="$W/$m.tpkg" --contexts=1,32,1024 --cpu_contexts=1 --runs=0 --sampling_checks=0 \
+        --check_target=false --logits_out="$W/logits_${m}_$name.bin" | grep -E "FAIL"
+      [ "$name" = "$first" ] && continue
+      if cmp -s "$W/logits_${m}_$first.bin" "$W/logits_${m}_$name.bin"; then
+        echo "$m logits $name = $first: bit-identical"
+      else
+        echo "$m logits $name = $first: FAIL, they differ"
+      fi
+    done
+  done
+}
+
+call_checks() {
+  local tool
+  mkdir -p "$OUT/tiny_bin"
+  OUT=$OUT/tiny_bin bash tests/gpu/device_checks.sh probe tiny golden 2>&1 | grep -E "PASS|FAIL|rror|bit-identical" | head -20
+  for tool in memcheck synccheck; do CALL_SECONDS=$SECONDS bash tests/gpu/sanitize_one.sh bin $tool tiny_9x3; done
 }
 
 call_end() {

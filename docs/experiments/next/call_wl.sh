@@ -17,20 +17,8 @@
 set -u
 source tests/gpu/call_lib.sh
 call_begin .gpu/ab.tar.xz
-for m in llama1b_shape smollm2_shape; do
-  for cfg in "A .gpu/a" "NA .gpu/b" "P .gpu/c" "NP .gpu/d" "G .gpu/bin"; do
-    set -- $cfg
-    $2/gpu_check --package=$W/$m.tpkg --contexts=1,32,1024 --cpu_contexts=1 --runs=0 --sampling_checks=0 \
-      --check_target=false --logits_out=$W/logits_${m}_$1.bin | grep -E "FAIL"
-  done
-  for n in NA P NP G; do
-    cmp -s $W/logits_${m}_A.bin $W/logits_${m}_$n.bin && echo "$m logits $n = A: bit-identical" ||
-      echo "$m logits $n = A: FAIL, they differ"
-  done
-done
-mkdir -p "$OUT/tiny_bin" && OUT=$OUT/tiny_bin bash tests/gpu/device_checks.sh probe tiny golden 2>&1 |
-  grep -E "PASS|FAIL|rror|bit-identical" | head -20
-for tool in memcheck synccheck; do CALL_SECONDS=$SECONDS bash tests/gpu/sanitize_one.sh bin $tool tiny_9x3; done
+call_logits A=.gpu/a NA=.gpu/b P=.gpu/c NP=.gpu/d G=.gpu/bin
+call_checks
 echo "checks done at ${SECONDS}s"
 timeout 340 python3 py/tools/bench_windows.py --config=A=.gpu/a --config=NA=.gpu/b --config=P=.gpu/c \
   --config=NP=.gpu/d --config=G=.gpu/bin --contexts=1,256,1024,4096 --out_dir="$OUT/bench" 2>&1 | grep -v "^I1"
