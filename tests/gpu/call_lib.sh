@@ -15,6 +15,11 @@
 #   call_checks                      .gpu/bin: tiny models GPU = CPU (10 x 500 tokens bit-identical),
 #                                    golden (device_checks.sh probe tiny golden, into $OUT/tiny_bin),
 #                                    memcheck and synccheck on tiny_9x3 (sanitize_one.sh)
+#   call_showcase [END_S]            tests/gpu/showcase.sh of .gpu/bin (TileInfer and torch.compile
+#                                    unless SHOWCASE_FLAGS says otherwise): the 1B shape with its
+#                                    traces (at most 300 s), then the SmolLM2 shape without, cut at
+#                                    END_S seconds into the call (default 530); floor.json into each
+#                                    model's folder
 #   call_end NAME SCRIPT             copy SCRIPT to $OUT and pack $OUT as $OUT/NAME.tgz (a call
 #                                    returns few files)
 # $OUT (default /tmp/gpu_out) and W=/tmp/tileinfer_models as device_checks.sh uses them;
@@ -74,6 +79,19 @@ call_checks() {
   mkdir -p "$OUT/tiny_bin"
   OUT=$OUT/tiny_bin bash tests/gpu/device_checks.sh probe tiny golden 2>&1 | grep -E "PASS|FAIL|rror|bit-identical" | head -20
   for tool in memcheck synccheck; do CALL_SECONDS=$SECONDS bash tests/gpu/sanitize_one.sh bin $tool tiny_9x3; done
+}
+
+call_showcase() {
+  local end=${1:-530} flags=${SHOWCASE_FLAGS:---runtimes=tileinfer,torch_compile}
+  SHOWCASE_FLAGS=$flags timeout 300 bash tests/gpu/showcase.sh llama1b_shape 2>&1 |
+    grep -E "^\| [0-9]|^\| tileinfer|^\| torch|^\| floor|token:" | head -14
+  cp "$OUT/floor.json" "$OUT/llama1b_shape/floor.json" 2>/dev/null
+  echo "llama1b_shape showcase at ${SECONDS}s"
+  if [ $((end - SECONDS)) -lt 30 ]; then echo "smollm2_shape showcase skipped: out of time at ${SECONDS}s"; return 0; fi
+  SHOWCASE_TRACE=0 SHOWCASE_FLAGS=$flags timeout $((end - SECONDS)) bash tests/gpu/showcase.sh smollm2_shape 2>&1 |
+    grep -E "^\| [0-9]|^\| tileinfer|^\| torch|^\| floor" | head -12
+  cp "$OUT/floor.json" "$OUT/smollm2_shape/floor.json" 2>/dev/null
+  echo "smollm2_shape showcase at ${SECONDS}s"
 }
 
 call_end() {
