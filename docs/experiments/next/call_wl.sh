@@ -6,7 +6,9 @@
 #     (cd /tmp/$n && git apply docs/experiments/$n.patch && git commit -qam "$n"); done
 #   bash tests/gpu/prepare_ab.sh main exp/w-l1na exp/w-p256 exp/w-both exp/one-gemv   (~18 min here)
 # (a = main, b = l1na, c = p256, d = both, bin = v43); carry .gpu/ab.tar.xz and this script as
-# .gpu/call_wl.sh. ~8.5 min.
+# .gpu/call_wl.sh. ~8.5 min. On the machine that wrote this, .gpu/ab.tar.xz already holds these
+# five builds (main 1f31d4c, whose cuda/ is unchanged since fc5413a; .gpu/ab.revs.txt there):
+# reuse it only if cuda/ has not changed since.
 # 1. Numerics unchanged: the shape models' logits at contexts 1, 32, 1024 of A and each variant,
 #    compared with cmp; bin (v43, the larger change): tiny models GPU = CPU with 10 x 500 tokens
 #    bit-identical, golden; memcheck and synccheck on tiny_9x3 (racecheck in a second call if it
