@@ -94,6 +94,7 @@ def sass_regions(text):
 
 
 def number(text):
+    """A CSV cell as ncu writes numbers ("1,234", "" for none) -> float."""
     return float(text.replace(",", "") or 0)
 
 
@@ -106,6 +107,8 @@ def summarize(owner, opcode, csv_text):
     if header_at is None:
         raise ValueError("no 'Address' and sample columns in the CSV: give ncu --page source --csv --print-source sass")
     header, data = rows[header_at], [r for r in rows[header_at + 1:] if r]
+    if not data:
+        raise ValueError("the CSV's per-instruction table is empty: was the kernel sampled (--section SourceCounters)?")
     col = {c: header.index(c) for c in header}
     stalls = [c for c in header if c.startswith("stall_") and not c.endswith("(Not Issued)")]
     base = int(data[0][col["Address"]], 16)

@@ -96,6 +96,8 @@ def test_bad_inputs_say_what_to_give():
     owner, opcode = ncu_regions.sass_regions(SASS)
     with pytest.raises(ValueError, match="--page source"):
         ncu_regions.summarize(owner, opcode, '"a","b"\n"1","2"\n')
+    with pytest.raises(ValueError, match="empty"):
+        ncu_regions.summarize(owner, opcode, csv_text([]))
     with pytest.raises(ValueError, match="NAME=SASS:CSV"):
         ncu_regions.parse_build_arg("A=only.sass")
     assert ncu_regions.parse_build_arg("A=x.sass.xz:y.csv.xz") == ("A", "x.sass.xz", "y.csv.xz")
