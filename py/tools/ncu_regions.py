@@ -3,7 +3,7 @@
 Usage: PYTHONPATH=py python3 py/tools/ncu_regions.py --build=A=main_inl.sass:ncu_A_sass.csv \\
            --build=B=b_inl.sass:ncu_B_sass.csv
 
-Each --build is NAME=SASS:CSV (.xz accepted for both):
+Each --build is NAME=SASS:CSV (.xz and .gz accepted for both):
 - SASS: `nvdisasm -c -gi` of the build's sm_90 cubin, made where the build was made with
   `nvcc -cubin -arch=sm_90 -O3 -std=c++17 -lineinfo -I. -I<bazel-bin> cuda/worker.cu` (the same
   flags as //cuda:worker_kernel, so the code is the one ncu sampled: the tool counts the
@@ -21,10 +21,11 @@ its share of all samples (%) and its main stall reasons (% of the region's sampl
 import collections
 import csv
 import io
-import lzma
 import re
 
 from absl import app, flags
+
+from tools import trace_report
 
 FLAGS = flags.FLAGS
 flags.DEFINE_multi_string("build", [], "NAME=SASS:CSV of one build (repeat for several).")
@@ -36,15 +37,6 @@ SHOWN = ["stall_long_sb", "stall_barrier", "stall_no_inst", "stall_wait", "stall
          "stall_branch_resolving", "stall_selected"]
 LINE_RECORD = re.compile(r'## File "([^"]+)", line (\d+)(?: inlined at "([^"]+)", line (\d+))?')
 INSTRUCTION = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
-
-
-def read_text(path):
-    """The file's text; .xz files are decompressed."""
-    if path.endswith(".xz"):
-        with lzma.open(path, "rt") as f:
-            return f.read()
-    with open(path) as f:
-        return f.read()
 
 
 def parse_build_arg(text):
@@ -159,8 +151,10 @@ def main(argv):
     builds = []
     for text in FLAGS.build:
         name, sass, csv_path = parse_build_arg(text)
-        owner, opcode = sass_regions(read_text(sass))
-        builds.append((name,) + summarize(owner, opcode, read_text(csv_path)))
+        with trace_report.open_text(sass) as f:
+            owner, opcode = sass_regions(f.read())
+        with trace_report.open_text(csv_path) as f:
+            builds.append((name,) + summarize(owner, opcode, f.read()))
     print("\n".join(table(builds)))
 
 

@@ -57,10 +57,15 @@ PHASES = {
 }
 
 
+def open_text(path):
+    """The file at `path` opened for reading text; .gz and .xz files are decompressed."""
+    opener = gzip.open if path.endswith(".gz") else lzma.open if path.endswith(".xz") else open
+    return opener(path, "rt")
+
+
 def load(path):
     """The trace as a dict (see gpu_check.cc WriteTrace); raises ValueError if it is empty."""
-    opener = gzip.open if path.endswith(".gz") else lzma.open if path.endswith(".xz") else open
-    with opener(path, "rt") as f:
+    with open_text(path) as f:
         trace = json.load(f)
     if not any(t[8] for t in trace["tasks"]):
         raise ValueError(f"{path}: no traced task (did the traced step run?)")
