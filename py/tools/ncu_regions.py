@@ -150,11 +150,14 @@ def main(argv):
         raise app.UsageError("give at least one --build=NAME=SASS:CSV")
     builds = []
     for text in FLAGS.build:
-        name, sass, csv_path = parse_build_arg(text)
-        with trace_report.open_text(sass) as f:
-            owner, opcode = sass_regions(f.read())
-        with trace_report.open_text(csv_path) as f:
-            builds.append((name,) + summarize(owner, opcode, f.read()))
+        try:
+            name, sass, csv_path = parse_build_arg(text)
+            with trace_report.open_text(sass) as f:
+                owner, opcode = sass_regions(f.read())
+            with trace_report.open_text(csv_path) as f:
+                builds.append((name,) + summarize(owner, opcode, f.read()))
+        except (OSError, ValueError) as e:  # a missing file, a wrong file, a malformed --build
+            raise app.UsageError(f"--build {text}: {e}") from e
     print("\n".join(table(builds)))
 
 
