@@ -1,6 +1,9 @@
 # The steps every measurement call script repeats, ON the GPU machine from the repo root.
 # Source it from a call script (docs/experiments/next/*.sh), then:
-#   call_begin ARCHIVE...            unpack each .gpu/*.tar.xz, probe with .gpu/bin/probe into
+#   call_begin ARCHIVE...            from here on copy the script's whole output to $CALL_LOG
+#                                    (call_end packs it as $OUT/call.log: the device returns only
+#                                    the output's last 12,000 characters); unpack each
+#                                    .gpu/*.tar.xz, probe with .gpu/bin/probe into
 #                                    $W/target.json, make the packages of $CALL_MODELS there
 #                                    (default llama1b_shape,smollm2_shape) and print each
 #                                    build's registers line (.gpu/*/worker_kernel_worker.ptxas.txt)
@@ -9,9 +12,12 @@
 #                                    context C: $OUT/trace_MODEL_NAME_C.json.xz (for
 #                                    py/tools/trace_compare.py), .report.txt (trace_report.py)
 #                                    and a line with the wave kinds' median tasks and the token
-#   call_logits NAME=DIR...          per model of $CALL_MODELS: each build's GPU logits at contexts
-#                                    1, 32, 1024 (gpu_check --logits_out), each compared with the
-#                                    first NAME's by cmp ("bit-identical" or "FAIL, they differ")
+#   call_logits NAME=DIR[:FLAG,FLAG...]...
+#                                    per model of $CALL_MODELS: each build's GPU logits at contexts
+#                                    1, 32, 1024 (gpu_check --logits_out, plus the config's
+#                                    gpu_check flags, as bench_windows.py's --config takes them),
+#                                    each compared with the first NAME's by cmp
+#                                    ("bit-identical" or "FAIL, they differ")
 #   call_checks                      .gpu/bin: tiny models GPU = CPU (10 x 500 tokens bit-identical),
 #                                    golden (device_checks.sh probe tiny golden, into $OUT/tiny_bin),
 #                                    memcheck and synccheck on tiny_9x3 (sanitize_one.sh)
@@ -28,10 +34,12 @@ OUT=${OUT:-/tmp/gpu_out}
 export OUT
 export PYTHONPATH=py:.
 W=/tmp/tileinfer_models
+CALL_LOG=/tmp/call_output.log
 
 call_begin() {
   local a d
   mkdir -p "$OUT" "$W"
+  exec > >(tee -a "$CALL_LOG") 2>&1
   for a in "$@"; do tar -C .gpu -xJf "$a" || { echo "call_begin: cannot unpack $a" >&2; return 1; }; done
   .gpu/bin/probe > "$W/target.json" || { echo "call_begin: .gpu/bin/probe failed" >&2; return 1; }
   python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" \
@@ -57,13 +65,15 @@ call_trace() {
 }
 
 call_logits() {
-  local m cfg name dir first="" models=${CALL_MODELS:-llama1b_shape,smollm2_shape}
+  local m cfg name rest dir first="" models=${CALL_MODELS:-llama1b_shape,smollm2_shape}
+  local -a extra
   for m in ${models//,/ }; do
     for cfg in "$@"; do
-      name=${cfg%%=*}; dir=${cfg#*=}
+      name=${cfg%%=*}; rest=${cfg#*=}; dir=${rest%%:*}; extra=()
+      [ "$rest" = "$dir" ] || IFS=, read -ra extra <<< "${rest#*:}"
       [ -n "$first" ] || first=$name
       "$dir/gpu_check" --package="$W/$m.tpkg" --contexts=1,32,1024 --cpu_contexts=1 --runs=0 --sampling_checks=0 \
-        --check_target=false --logits_out="$W/logits_${m}_$name.bin" | grep -E "FAIL"
+        --check_target=false ${extra[@]+"${extra[@]}"} --logits_out="$W/logits_${m}_$name.bin" | grep -E "FAIL"
       [ "$name" = "$first" ] && continue
       if cmp -s "$W/logits_${m}_$first.bin" "$W/logits_${m}_$name.bin"; then
         echo "$m logits $name = $first: bit-identical"
@@ -97,5 +107,6 @@ call_showcase() {
 call_end() {
   local name=$1 script=$2
   cp "$script" "$OUT/"
+  cp "$CALL_LOG" "$OUT/call.log" 2>/dev/null
   (cd "$OUT" && tar czf "../$name.tgz" . && rm -rf ./* && mv "../$name.tgz" .)
 }
