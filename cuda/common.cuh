@@ -101,8 +101,11 @@ __device__ __forceinline__ float BlockSum(float v, float* scratch) {
 // One warp: sum_k w[k] * x[k] for a BF16 row w (global, read-only) and x in shared memory.
 // Every lane gets the result. 16-byte loads when the row allows; each lane issues
 // kDotUnroll of them before using any, so that enough bytes are in flight to cover DRAM
-// latency (one load per lane per iteration reached only ~1.6 TB/s on the H200).
-constexpr int kDotUnroll = 8;
+// latency (one load per lane per iteration reached only ~1.6 TB/s on the H200). 4: 32 KB a
+// SM in flight for one row a warp, 64 KB for row pairs (WarpDot2Bf16), which saturates HBM;
+// 8 (128 KB for pairs) made every wave slower, the streaming ones too, and 2 slower still
+// (H200: -1.8 to -2.7% a 1B token for 4 against 8; docs/PERFORMANCE.md, v45).
+constexpr int kDotUnroll = 4;
 
 __device__ __forceinline__ float Dot8(const uint4 v, const float* xs) {
   return Bf16Lo(v.x) * xs[0] + Bf16Hi(v.x) * xs[1] + Bf16Lo(v.y) * xs[2] + Bf16Hi(v.y) * xs[3] +

@@ -42,7 +42,9 @@ __device__ __forceinline__ void OpFfn(const format::TaskRecord& t, const StepCon
   PhaseMark(c, 1);
   float* out = c.F32(t.out_buf) + static_cast<size_t>(t.slot) * H;
   if ((H & 7) == 0) {
-    constexpr int kRows = 16;  // rows of WdT loaded before they are used (bytes in flight)
+    // Rows of WdT loaded before they are used: 8 x 16 bytes a thread, 32 KB a SM in flight
+    // for the 1B (16 was slower, as in WarpDotBf16's kDotUnroll: docs/PERFORMANCE.md, v45).
+    constexpr int kRows = 8;
     for (int i8 = threadIdx.x; i8 < H / 8; i8 += kThreads) {
       float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
       // Row j's 16 bytes for this thread (read-only path, evict-first in L2).
