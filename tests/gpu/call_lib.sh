@@ -39,6 +39,7 @@ CALL_LOG=/tmp/call_output.log
 call_begin() {
   local a d
   mkdir -p "$OUT" "$W"
+  : > "$CALL_LOG"  # a warm machine keeps /tmp: the log of a call before this one
   exec > >(tee -a "$CALL_LOG") 2>&1
   for a in "$@"; do tar -C .gpu -xJf "$a" || { echo "call_begin: cannot unpack $a" >&2; return 1; }; done
   .gpu/bin/probe > "$W/target.json" || { echo "call_begin: .gpu/bin/probe failed" >&2; return 1; }

@@ -5,7 +5,8 @@
 # and packs the first as .gpu/a, the middle ones as .gpu/b, .gpu/c, ..., and the last as
 # .gpu/bin (the build under test: device_checks.sh stages run it) into .gpu/ab.tar.xz (~6 MB
 # for the first build, ~1 MB for each further one), which a GPU call carries and unpacks with
-# `tar -C .gpu -xJf .gpu/ab.tar.xz`; then e.g. `bash tests/gpu/ab_compare.sh A=.gpu/a B=.gpu/b C=.gpu/bin`.
+# `tar -C .gpu -xJf .gpu/ab.tar.xz`; then e.g.
+# `bash tests/gpu/ab_compare.sh A=.gpu/a B=.gpu/b C=.gpu/bin`.
 # The archive is written last: wait for the "wrote" line before carrying it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
