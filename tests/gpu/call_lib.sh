@@ -6,7 +6,10 @@
 #                                    .gpu/*.tar.xz, probe with .gpu/bin/probe into
 #                                    $W/target.json, make the packages of $CALL_MODELS there
 #                                    (default llama1b_shape,smollm2_shape) and print each
-#                                    build's registers line (.gpu/*/worker_kernel_worker.ptxas.txt)
+#                                    build's registers line (.gpu/*/worker_kernel_worker.ptxas.txt).
+#                                    Call it with its output unredirected: the copy is set up
+#                                    inside it, so `call_begin ... >/dev/null` logs nothing after
+#                                    it returns
 #   call_trace DIR NAME MODEL CONTEXTS [GPU_CHECK_FLAG...]
 #                                    one traced generation of $W/MODEL.tpkg by DIR/gpu_check; per
 #                                    context C: $OUT/trace_MODEL_NAME_C.json.xz (for
