@@ -42,9 +42,11 @@ __device__ __forceinline__ void OpFfn(const format::TaskRecord& t, const StepCon
   PhaseMark(c, 1);
   float* out = c.F32(t.out_buf) + static_cast<size_t>(t.slot) * H;
   if ((H & 7) == 0) {
-    // Rows of WdT loaded before they are used: 8 x 16 bytes a thread, 32 KB a SM in flight
-    // for the 1B (16 was slower, as in WarpDotBf16's kDotUnroll: docs/PERFORMANCE.md, v45).
-    constexpr int kRows = 8;
+    // Rows of WdT loaded before they are used: 12 x 16 bytes a thread, 48 KB a SM in flight
+    // for the 1B. 16 was slower (as in WarpDotBf16's kDotUnroll: docs/PERFORMANCE.md, v45);
+    // 12 against 8 is level on the 1B and -1.2 to -2.0% on SmolLM2, whose tasks hold 11-12
+    // rows and so take one batch of loads instead of two (v46, calls DS and R12B).
+    constexpr int kRows = 12;
     for (int i8 = threadIdx.x; i8 < H / 8; i8 += kThreads) {
       float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
       // Row j's 16 bytes for this thread (read-only path, evict-first in L2).
