@@ -32,7 +32,7 @@ flags.DEFINE_string("target", "h200", "Shipped target name (h200, rtx3050) or a 
 flags.DEFINE_string("out", None, "Package file to write (.tpkg).")
 flags.DEFINE_integer("max_context", 4096, "K/V cache length in positions.")
 flags.DEFINE_integer("attention_chunks", None, "Context chunks per K/V head; default "
-                     "workers // kv_heads.")
+                     "min(workers // kv_heads, ceil(max_context / 192)), at least 1.")
 flags.DEFINE_integer("attention_min_chunk", plan_lib.DEFAULT_ATTENTION_MIN_CHUNK,
                      "Smallest attention chunk, in positions.")
 flags.DEFINE_float("bandwidth_gbps", None, "Memory bandwidth (GB/s) for the predicted floor; "

@@ -23,14 +23,17 @@ flags.DEFINE_string("out_dir", None, "Where to write; default tests/golden of th
 
 CREATED = "2026-11-29T00:00:00+00:00"  # fixed: golden files must be byte-identical per build
 
-# name -> (write_tiny_checkpoint kwargs, target, max_context)
+# name -> (write_tiny_checkpoint kwargs, target, max_context, attention_chunks)
+# The chunk counts are set rather than the planner's default (which gives these short
+# max_contexts one chunk a K/V head), so that the C++ tests' plans keep several chunks a head
+# and workers // kv_heads attention tasks, as when the files were first written.
 GOLDEN: Dict[str, tuple] = {
     # 9:3 GQA, head_dim 8, FFN 100 (not a multiple of 32), tied, 20 workers.
     "tiny_9x3": (dict(hidden=72, ffn=100, layers=2, heads=9, kv_heads=3, vocab=97, tied=True,
-                      seed=93), "rtx3050", 64),
+                      seed=93), "rtx3050", 64, 6),
     # Untied lm_head, 4:2 heads, head_dim 16.
     "tiny_untied": (dict(hidden=64, ffn=128, layers=2, heads=4, kv_heads=2, vocab=50,
-                         tied=False, seed=42), "rtx3050", 32),
+                         tied=False, seed=42), "rtx3050", 32, 10),
 }
 
 
@@ -45,12 +48,13 @@ def write_golden(name: str, out_path: str) -> int:
     from planner import main as planner_main
     from tests.reference.tiny_models import write_tiny_checkpoint
 
-    kwargs, target, max_context = GOLDEN[name]
+    kwargs, target, max_context, attention_chunks = GOLDEN[name]
     with tempfile.TemporaryDirectory() as d:
         write_tiny_checkpoint(d, **kwargs)
         args = ", ".join(f"{k}={v}" for k, v in kwargs.items())
         result = planner_main.build_package(
-            d, target, out_path, max_context, created=CREATED, progress=False,
+            d, target, out_path, max_context, attention_chunks=attention_chunks, created=CREATED,
+            progress=False,
             source=f"tests/reference/tiny_models.py write_tiny_checkpoint({args})")
     return result.file_bytes
 

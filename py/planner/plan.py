@@ -110,6 +110,15 @@ def _task(opcode: str, wave: int, worker: int, rows: Tuple[int, int], layer: int
 # and 256 was the fastest or within 0.5% at contexts 32, 256, 1024 and 4064 for both the 1B and
 # the SmolLM2 shapes, 5-10% faster than 128 at 256 and 1024.
 DEFAULT_ATTENTION_MIN_CHUNK = 32
+# The default chunk count keeps a chunk at max_context at least this many positions long:
+# C = min(W // NKV, ceil(max_context / 192)). Measured on the H200 with the v46 worker
+# (docs/PERFORMANCE.md, calls AC and AC2; bench windows, one binary, plans differing only in
+# C): at max_context 4096 the best of the counts tried was 16 for the 1B shape (256
+# positions a chunk at 4096; 8 and 11 were 1.6-2.9% slower there) and 22 for SmolLM2 (187
+# positions; the former default 44, 94 positions, was 0.3-6.2% slower at every context, 16
+# and 11 slower at 4096). A chunk of 16 warps x 16 positions is one tile pass of the
+# worker's attention; shorter chunks at the long end only add ATTN_OUT merge work.
+ATTENTION_CHUNK_MIN_POSITIONS = 192
 
 
 def make_plan(config: LlamaConfig, target: Target, *, max_context: int,
@@ -122,8 +131,10 @@ def make_plan(config: LlamaConfig, target: Target, *, max_context: int,
       target: its `workers` sets the split.
       max_context: K/V cache length in positions (1 <= max_context <=
         config.max_position_embeddings).
-      attention_chunks: context chunks per K/V head, C; default max(1, W // num_kv_heads) so
-        that the NKV*C attention tasks fill the grid once.
+      attention_chunks: context chunks per K/V head, C; default
+        max(1, min(W // num_kv_heads, ceil(max_context / ATTENTION_CHUNK_MIN_POSITIONS))):
+        the NKV*C attention tasks fill the grid at most once, and a chunk at max_context
+        holds at least ATTENTION_CHUNK_MIN_POSITIONS positions.
       attention_min_chunk: smallest chunk in positions; short contexts use fewer, longer
         chunks instead of many tiny ones (format_spec, ATTENTION).
 
@@ -141,7 +152,10 @@ def make_plan(config: LlamaConfig, target: Target, *, max_context: int,
     if not isinstance(max_context, int) or not 1 <= max_context <= c.max_position_embeddings:
         raise ValueError(f"max_context={max_context!r} must be in [1, "
                          f"max_position_embeddings={c.max_position_embeddings}]")
-    C = max(1, W // NKV) if attention_chunks is None else attention_chunks
+    if attention_chunks is None:
+        C = max(1, min(W // NKV, -(-max_context // ATTENTION_CHUNK_MIN_POSITIONS)))
+    else:
+        C = attention_chunks
     if not isinstance(C, int) or C < 1:
         raise ValueError(f"attention_chunks={attention_chunks!r} must be a positive int")
     if not isinstance(attention_min_chunk, int) or attention_min_chunk < 1:

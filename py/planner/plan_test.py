@@ -162,11 +162,15 @@ def test_attention_tasks(any_plan):
     assert p.buffers[p.buffer_id("attn")]["elements"] == C * c.num_heads * (c.head_dim + 2)
 
 
-def test_default_attention_chunks_fill_the_grid():
-    c = known_configs.llama_3_2_1b()
-    for workers, chunks in ((132, 16), (20, 2), (7, 1)):
-        p = plan_lib.make_plan(c, small_target(workers), max_context=256)
-        assert p.params["attention_chunks"] == chunks
+def test_default_attention_chunks_fill_the_grid_with_long_enough_chunks():
+    # min(W // NKV, ceil(max_context / 192)), at least 1 (plan.ATTENTION_CHUNK_MIN_POSITIONS).
+    llama, smol = known_configs.llama_3_2_1b(), known_configs.smollm2_135m()
+    for config, workers, max_context, chunks in (
+            (llama, 132, 4096, 16), (llama, 20, 4096, 2), (llama, 7, 4096, 1),  # the grid caps
+            (smol, 132, 4096, 22),  # 3 K/V heads: 44 would fit; 4096 / 22 = 187 positions
+            (llama, 132, 256, 2), (llama, 132, 192, 1), (llama, 132, 193, 2)):
+        p = plan_lib.make_plan(config, small_target(workers), max_context=max_context)
+        assert p.params["attention_chunks"] == chunks, (config.num_kv_heads, workers, max_context)
 
 
 def test_tensors_and_buffers_tied_and_untied():

@@ -7,7 +7,8 @@
 # MODEL: llama1b_shape | smollm2_shape (tests/gpu/make_models.py writes its checkpoint).
 # SPLITS: the planner's --attention_min_chunk (positions; the default is py/planner/plan.py
 # DEFAULT_ATTENTION_MIN_CHUNK), each optionally with /C, its --attention_chunks (chunks per
-# K/V head; the default is workers // kv_heads).
+# K/V head; the default is py/planner/plan.py make_plan's: min(workers // kv_heads,
+# ceil(max_context / 192))).
 # CONTEXTS: traced contexts, each in 2..4088 (gpu_check --trace_contexts).
 # BIN_DIR: a build from tests/gpu/prepare.sh (default .gpu/bin); a phase-trace build adds the
 # per-phase medians to each report. Writes $OUT/sweep_MODEL.txt (one line per split and
