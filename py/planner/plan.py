@@ -114,7 +114,8 @@ DEFAULT_ATTENTION_MIN_CHUNK = 32
 # C = min(W // NKV, ceil(max_context / 192)). Measured on the H200 with the v46 worker
 # (docs/PERFORMANCE.md, calls AC and AC2; bench windows, one binary, plans differing only in
 # C): at max_context 4096 the best of the counts tried was 16 for the 1B shape (256
-# positions a chunk at 4096; 8 and 11 were 1.6-2.9% slower there) and 22 for SmolLM2 (187
+# positions a chunk at 4096; 8 and 11 were 1.6-2.9% slower there, though 3.7-4.3% faster at
+# context 1024: one count per plan cannot serve both) and 22 for SmolLM2 (187
 # positions; the former default 44, 94 positions, was 0.3-6.2% slower at every context, 16
 # and 11 slower at 4096). A chunk of 16 warps x 16 positions is one tile pass of the
 # worker's attention; shorter chunks at the long end only add ATTN_OUT merge work.
