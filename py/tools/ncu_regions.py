@@ -122,8 +122,8 @@ def table(builds):
     """builds: [(name, regions, differ, instructions)] -> the report's lines; regions ordered by
     the first build's samples."""
     out = []
-    for name, regions, differ, n in builds:
-        grand = sum(a[TOTAL] for a in regions.values())
+    grands = [sum(a[TOTAL] for a in regions.values()) for _, regions, _, _ in builds]  # samples per build
+    for (name, regions, differ, n), grand in zip(builds, grands):
         kb = sum(a["exec KB"] for a in regions.values())
         out.append(f"{name}: {n} instructions, {differ} opcodes differ from the SASS, {grand:.0f} samples, "
                    f"{kb:.0f} KB of code executed")
@@ -134,11 +134,10 @@ def table(builds):
     order = sorted(first, key=lambda k: -first[k][TOTAL])
     order += sorted({k for _, regions, _, _ in builds[1:] for k in regions} - set(order))
     for region in order:
-        for name, regions, _, _ in builds:
+        for (name, regions, _, _), grand in zip(builds, grands):
             a = regions.get(region)
             if not a or a[TOTAL] == 0:
                 continue
-            grand = sum(x[TOTAL] for x in regions.values())
             out.append("%-18s %-5s %7.1f %8.0f %6.1f " % (region, name, a["exec KB"], a[TOTAL], 100 * a[TOTAL] / grand) +
                        " ".join("%8.1f" % (100 * a[c] / a[TOTAL]) for c in top))
     return out
