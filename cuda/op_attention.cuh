@@ -273,12 +273,14 @@ __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const S
 
   float* state = c.smem + group * HD;
   // Long chunks in tiles of positions over lanes (v28): one memory round trip a tile, where
-  // AttendChunk waits one per position or batch. Decided per step from the chunk length
-  // `span`, the same for every chunk of the step (only the first chunk may hold fewer
-  // positions), so that a step runs one of the two codes in all its ATTENTION tasks: the
-  // tiles' extra executed code slows every other wave through instruction fetch (call K),
-  // and both codes in one step slowed the 1B by 10% (call P). Uniform over the grid.
-  const bool tiles = (HD & 7) == 0 && span >= p.attention_tile_min;
+  // AttendChunk waits one per position or batch. Decided per step from the longest chunk's
+  // length, min(span, ctx) (the last chunk's; the first may hold fewer positions), the same
+  // for every chunk of the step, so that a step runs one of the two codes in all its
+  // ATTENTION tasks: the tiles' extra executed code slows every other wave through
+  // instruction fetch (call K), and both codes in one step slowed the 1B by 10% (call P).
+  // Uniform over the grid. span alone chose the tiles for a context shorter than min_chunk
+  // (one chunk of ctx positions), 2.7-5.7% slower at context 1 with min_chunk 96-128 (call AC2).
+  const bool tiles = (HD & 7) == 0 && min(span, ctx) >= p.attention_tile_min;
   // Batches only where a warp has more than one batch of positions: in a short chunk a
   // batch's slots past the end cost their reductions and win nothing (v18).
   const bool batched = end - begin > 4 * kWarps;  // uniform over the block
