@@ -33,8 +33,8 @@ flags.DEFINE_string("out", None, "Package file to write (.tpkg).")
 flags.DEFINE_integer("max_context", 4096, "K/V cache length in positions.")
 flags.DEFINE_integer("attention_chunks", None, "Context chunks per K/V head; default "
                      "min(workers // kv_heads, ceil(max_context / 192)), at least 1.")
-flags.DEFINE_integer("attention_min_chunk", plan_lib.DEFAULT_ATTENTION_MIN_CHUNK,
-                     "Smallest attention chunk, in positions.")
+flags.DEFINE_integer("attention_min_chunk", None, "Smallest attention chunk, in positions; "
+                     "default 128 for models with 8 or more K/V heads, else 32.")
 flags.DEFINE_float("bandwidth_gbps", None, "Memory bandwidth (GB/s) for the predicted floor; "
                    "default the target file's bandwidth_gbps.")
 flags.DEFINE_string("created", None, "meta planner.created (default: now, UTC); fix it for "
@@ -94,7 +94,7 @@ def _chat_format(tok) -> Optional[dict]:
 
 def build_package(checkpoint_source: str, target_path_or_name, out: str, max_context: int,
                   *, revision: Optional[str] = None, attention_chunks: Optional[int] = None,
-                  attention_min_chunk: int = plan_lib.DEFAULT_ATTENTION_MIN_CHUNK, bandwidth_gbps: Optional[float] = None,
+                  attention_min_chunk: Optional[int] = None, bandwidth_gbps: Optional[float] = None,
                   created: Optional[str] = None, source: Optional[str] = None,
                   progress: Optional[bool] = None, verify: bool = True) -> BuildResult:
     """Loads a checkpoint, plans it for a target, validates, writes and re-reads the package.

@@ -105,11 +105,30 @@ def _task(opcode: str, wave: int, worker: int, rows: Tuple[int, int], layer: int
     return t
 
 
-# The default smallest attention chunk, in positions. Measured on the H200 (docs/PERFORMANCE.md,
-# "The attention split by measurement"; results/2026-11-30-h200-phases): 32 against 16, 64, 128
-# and 256 was the fastest or within 0.5% at contexts 32, 256, 1024 and 4064 for both the 1B and
-# the SmolLM2 shapes, 5-10% faster than 128 at 256 and 1024.
-DEFAULT_ATTENTION_MIN_CHUNK = 32
+# The default smallest attention chunk, in positions, by the number of K/V heads
+# (default_attention_min_chunk). Measured on the H200 with the v46 worker and the tile choice
+# by the longest chunk's real length (docs/PERFORMANCE.md, calls AC2, TC1 and TC; bench
+# windows, one binary, plans differing only in min_chunk): the 1B shape (8 K/V heads) with
+# min_chunk 128 against 32: -2.6 to -2.9% at context 512, -4.0 to -4.5% at 1024, within
+# +-0.6% at 1, 256, 2048 and 4096 (fewer, longer chunks: fewer partial results for ATTN_OUT
+# to merge, still 8 x 4-8 attention tasks). SmolLM2 (3 K/V heads) loses 1.6-4.7% at 256-512
+# with min_chunk 96-128 (6-9 attention tasks instead of 24) and keeps 32, which an older
+# worker measured the fastest or within 0.5% of 16, 64, 128 and 256 for both shapes
+# ("The attention split by measurement"; results/2026-11-30-h200-phases).
+ATTENTION_MIN_CHUNK = 32
+ATTENTION_MIN_CHUNK_MANY_KV_HEADS = 128
+ATTENTION_MANY_KV_HEADS = 8
+
+
+def default_attention_min_chunk(num_kv_heads: int) -> int:
+    """The planner's default smallest attention chunk (positions) for `num_kv_heads` heads:
+    ATTENTION_MIN_CHUNK_MANY_KV_HEADS (128) from ATTENTION_MANY_KV_HEADS (8) K/V heads up,
+    ATTENTION_MIN_CHUNK (32) below; measured, see the constants."""
+    if num_kv_heads >= ATTENTION_MANY_KV_HEADS:
+        return ATTENTION_MIN_CHUNK_MANY_KV_HEADS
+    return ATTENTION_MIN_CHUNK
+
+
 # The default chunk count keeps a chunk at max_context at least this many positions long:
 # C = min(W // NKV, ceil(max_context / 192)). Measured on the H200 with the v46 worker
 # (docs/PERFORMANCE.md, calls AC and AC2; bench windows, one binary, plans differing only in
@@ -124,7 +143,7 @@ ATTENTION_CHUNK_MIN_POSITIONS = 192
 
 def make_plan(config: LlamaConfig, target: Target, *, max_context: int,
               attention_chunks: Optional[int] = None,
-              attention_min_chunk: int = DEFAULT_ATTENTION_MIN_CHUNK) -> Plan:
+              attention_min_chunk: Optional[int] = None) -> Plan:
     """Plans one decode step of `config` on `target`.
 
     Args:
@@ -137,7 +156,8 @@ def make_plan(config: LlamaConfig, target: Target, *, max_context: int,
         the NKV*C attention tasks fill the grid at most once, and a chunk at max_context
         holds at least ATTENTION_CHUNK_MIN_POSITIONS positions.
       attention_min_chunk: smallest chunk in positions; short contexts use fewer, longer
-        chunks instead of many tiny ones (format_spec, ATTENTION).
+        chunks instead of many tiny ones (format_spec, ATTENTION); default
+        default_attention_min_chunk(num_kv_heads): 128 from 8 K/V heads up, else 32.
 
     Returns:
       Plan with 5*num_layers + 2 waves.
@@ -159,6 +179,8 @@ def make_plan(config: LlamaConfig, target: Target, *, max_context: int,
         C = attention_chunks
     if not isinstance(C, int) or C < 1:
         raise ValueError(f"attention_chunks={attention_chunks!r} must be a positive int")
+    if attention_min_chunk is None:
+        attention_min_chunk = default_attention_min_chunk(NKV)
     if not isinstance(attention_min_chunk, int) or attention_min_chunk < 1:
         raise ValueError(f"attention_min_chunk={attention_min_chunk!r} must be a positive int")
 

@@ -173,6 +173,18 @@ def test_default_attention_chunks_fill_the_grid_with_long_enough_chunks():
         assert p.params["attention_chunks"] == chunks, (config.num_kv_heads, workers, max_context)
 
 
+def test_default_attention_min_chunk_by_kv_heads():
+    # plan.default_attention_min_chunk: 128 from 8 K/V heads up (the 1B), else 32 (SmolLM2's 3).
+    llama, smol = known_configs.llama_3_2_1b(), known_configs.smollm2_135m()
+    for config, min_chunk in ((llama, 128), (smol, 32)):
+        p = plan_lib.make_plan(config, small_target(132), max_context=4096)
+        assert p.params["attention_min_chunk"] == min_chunk, config.num_kv_heads
+        assert {t["param2"] for t in p.tasks if t["opcode"] == OP["ATTENTION"]} == {min_chunk}
+    assert [plan_lib.default_attention_min_chunk(n) for n in (1, 7, 8, 32)] == [32, 32, 128, 128]
+    p = plan_lib.make_plan(llama, small_target(132), max_context=4096, attention_min_chunk=48)
+    assert p.params["attention_min_chunk"] == 48  # an explicit value wins
+
+
 def test_tensors_and_buffers_tied_and_untied():
     for tied in (True, False):
         c = known_configs.tiny(tied=tied)

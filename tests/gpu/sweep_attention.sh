@@ -6,7 +6,7 @@
 #        bash tests/gpu/sweep_attention.sh llama1b_shape 32,32/8,32/32 1024,4064
 # MODEL: llama1b_shape | smollm2_shape (tests/gpu/make_models.py writes its checkpoint).
 # SPLITS: the planner's --attention_min_chunk (positions; the default is py/planner/plan.py
-# DEFAULT_ATTENTION_MIN_CHUNK), each optionally with /C, its --attention_chunks (chunks per
+# default_attention_min_chunk), each optionally with /C, its --attention_chunks (chunks per
 # K/V head; the default is py/planner/plan.py make_plan's: min(workers // kv_heads,
 # ceil(max_context / 192))).
 # CONTEXTS: traced contexts, each in 2..4088 (gpu_check --trace_contexts).

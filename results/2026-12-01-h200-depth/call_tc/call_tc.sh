@@ -22,4 +22,11 @@ timeout 330 python3 py/tools/bench_windows.py --config=A=.gpu/a --config=T=.gpu/
   --models=llama1b_shape,llama1b_shape_mc96,llama1b_shape_mc128,smollm2_shape \
   --contexts=1,256,512,1024,2048,4096 --out_dir="$OUT/bench" 2>&1 | grep -v "^I1"
 echo "bench done at ${SECONDS}s"
+
+if [ $SECONDS -lt 420 ]; then
+timeout $((575 - SECONDS)) compute-sanitizer --tool racecheck --error-exitcode 9 .gpu/bin/gpu_check \
+  --package=$W/tiny_9x3.tpkg --check_target=false --contexts=1,130 --cpu_contexts=1 --runs=1 --tokens=2 \
+  --sampling_checks=0 --stream_checks=false --cpu_generate_tokens=0 > "$OUT/sanitize_racecheck.txt" 2>&1
+echo "racecheck rc=$? at ${SECONDS}s: $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$OUT/sanitize_racecheck.txt" | tail -2)"
+else echo "racecheck skipped: ${SECONDS}s"; fi
 call_end call_tc .gpu/call_tc.sh
