@@ -858,6 +858,85 @@ std::string GridBarrier(int blocks, int threads, BarrierKind kind, int iteration
   return err == cudaSuccess ? "" : std::string("cudaMemcpy (mismatches): ") + cudaGetErrorString(err);
 }
 
+// ReduceRounds' kernel (stream_read.h).
+template <ReduceKind kKind>
+__global__ void ReduceRoundsKernel(int iterations, int hidden, float* parts, float* out, unsigned long long* acc) {
+  __shared__ float group_sums[1024];
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  const int b = static_cast<int>(blockIdx.x), n = static_cast<int>(gridDim.x), threads = static_cast<int>(blockDim.x);
+  const int begin = static_cast<int>(static_cast<long long>(b) * hidden / n);
+  const int rows = static_cast<int>(static_cast<long long>(b + 1) * hidden / n) - begin;
+  for (int i = 0; i < iterations; ++i) {
+    for (int r = threadIdx.x; r < hidden && kKind != kBarrierOnly; r += threads) {
+      const float v = ReducePartValue(b, r, i);
+      if (kKind == kFixedPointRed) {
+        const long long q = __float2ll_rn(v * 4294967296.0f);
+        asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;\n" ::"l"(acc + r), "l"(q) : "memory");
+      } else {
+        parts[static_cast<size_t>(b) * hidden + r] = v;
+      }
+    }
+    grid.sync();
+    if (kKind != kPartsReduce || rows == 0) continue;
+    const int groups = threads / rows, g = threadIdx.x / rows, rr = threadIdx.x % rows;
+    if (g < groups) {
+      float sum = 0;
+#pragma unroll 4
+      for (int s = g; s < n; s += groups) sum += parts[static_cast<size_t>(s) * hidden + begin + rr];
+      group_sums[g * rows + rr] = sum;
+    }
+    __syncthreads();
+    if (threadIdx.x < rows) {
+      float total = 0;
+      for (int gg = 0; gg < groups; ++gg) total += group_sums[gg * rows + threadIdx.x];
+      out[begin + threadIdx.x] = 0.5f * out[begin + threadIdx.x] + total;
+    }
+    grid.sync();  // also: no block rewrites parts before every block has read them
+  }
+}
+
+std::string ReduceRounds(int blocks, int threads, int hidden, ReduceKind kind, int iterations, float* parts,
+                         float* out, unsigned long long* acc, float* ms) {
+  const void* kernel = nullptr;
+  switch (kind) {
+    case kBarrierOnly: kernel = reinterpret_cast<const void*>(ReduceRoundsKernel<kBarrierOnly>); break;
+    case kPartsBarrier: kernel = reinterpret_cast<const void*>(ReduceRoundsKernel<kPartsBarrier>); break;
+    case kPartsReduce: kernel = reinterpret_cast<const void*>(ReduceRoundsKernel<kPartsReduce>); break;
+    case kFixedPointRed: kernel = reinterpret_cast<const void*>(ReduceRoundsKernel<kFixedPointRed>); break;
+    default:
+      return "reduce kind " + std::to_string(static_cast<int>(kind)) +
+             ": give kBarrierOnly, kPartsBarrier, kPartsReduce or kFixedPointRed";
+  }
+  if (iterations < 1) return "iterations " + std::to_string(iterations) + ": give at least 1";
+  if (threads < 32 || threads > 1024 || threads % 32 != 0) {
+    return "threads " + std::to_string(threads) + ": give a multiple of 32 in 32..1024";
+  }
+  if (hidden < 1 || static_cast<long long>(hidden) > static_cast<long long>(blocks) * threads) {
+    return "hidden " + std::to_string(hidden) + ": give 1.." + std::to_string(static_cast<long long>(blocks) * threads) +
+           " (a block's rows must fit its threads)";
+  }
+  if ((kind == kPartsBarrier || kind == kPartsReduce) && parts == nullptr) return "reduce: parts is null";
+  if (kind == kPartsReduce && out == nullptr) return "reduce: out is null";
+  if (kind == kFixedPointRed && acc == nullptr) return "reduce: acc is null";
+  int sms = 0, per_sm = 0;
+  const std::string attr_err = DeviceAttributes({{cudaDevAttrMultiProcessorCount, &sms}});
+  if (!attr_err.empty()) return attr_err;
+  cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0);
+  if (err != cudaSuccess) return std::string("reduce occupancy: ") + cudaGetErrorString(err);
+  if (blocks < 1 || blocks > sms * per_sm) {
+    return std::to_string(blocks) + " blocks of " + std::to_string(threads) + " threads: a cooperative launch holds 1.." +
+           std::to_string(sms * per_sm) + " on this GPU";
+  }
+  void* args[] = {&iterations, &hidden, &parts, &out, &acc};
+  std::string launch_err;
+  const std::string timed = Timed("reduce rounds", [&] {
+    const cudaError_t e = cudaLaunchCooperativeKernel(kernel, dim3(blocks), dim3(threads), args, 0, nullptr);
+    if (e != cudaSuccess) launch_err = std::string("cudaLaunchCooperativeKernel: ") + cudaGetErrorString(e);
+  }, ms);
+  if (!launch_err.empty()) return launch_err;
+  return timed;
+}
+
 std::string PipelineStream(const void* data, size_t bytes, int blocks, const PipelineShape& shape, bool ring,
                            uint32_t chunk, int stages, float* ms, float* sm_mhz, PipelineWaits* waits) {
   int major = 0, optin = 0, sms = 0, khz = 0;  // khz: the SM's peak clock

@@ -203,4 +203,38 @@ inline constexpr int kLoadedBarrierWarp = 16;  // the barrier warp; warps 0..15 
 std::string LoadedBarrier(const void* data, size_t bytes, int blocks, const LoadedBarrierShape& shape,
                           LoadedBarrierResult* result);
 
+// How the worker could sum the FFN's per-block partial vectors (floor --mode=reduce; the idea
+// in docs/PERFORMANCE.md "The FFN's parts summed by integer atomics"). One cooperative launch
+// of `blocks` x `threads` runs `iterations` rounds; in each, every block b makes a partial
+// vector of `hidden` floats, part[b, r] = ReducePartValue(b, r, round), and `kind` decides
+// what happens to it:
+//   kBarrierOnly: nothing; one grid barrier (cooperative_groups grid.sync, the worker's).
+//   kPartsBarrier: stored to `parts` (blocks, hidden) f32; one grid barrier (the FFN wave's
+//     end in the worker now).
+//   kPartsReduce: as kPartsBarrier, then each block sums its share of the rows (split as the
+//     planner's split_rows) over all parts in FFN_REDUCE's fixed order (cuda/op_ffn_reduce.cuh:
+//     groups of threads, then the group sums, then out[r] = out[r] / 2 + sum: a dependent
+//     read like FFN_REDUCE's residual); a second grid barrier. That is the FFN wave's end,
+//     the FFN_REDUCE wave and its barrier: what the atomics would replace.
+//   kFixedPointRed: each value rounded to a signed 64-bit integer in units of 2^-32
+//     (__float2ll_rn(v * 2^32)) and added to acc[r] by red.relaxed.gpu.global.add.u64; one
+//     grid barrier. Integer sums do not depend on the order of the adds, so acc ends at the
+//     exact sum every run (the caller checks it against ReducePartValue's).
+// `parts`: device, blocks * hidden floats; `out`: hidden floats; `acc`: hidden 64-bit words
+// (each may be null where the kind does not use it). *ms: the launch's time (CUDA events).
+// Errors as GridBarrier's; also hidden < 1 or hidden > blocks * threads (a block's rows must
+// fit its threads) or threads > 1024.
+enum ReduceKind { kBarrierOnly = 0, kPartsBarrier = 1, kPartsReduce = 2, kFixedPointRed = 3 };
+std::string ReduceRounds(int blocks, int threads, int hidden, ReduceKind kind, int iterations, float* parts,
+                         float* out, unsigned long long* acc, float* ms);
+
+// ReduceRounds' part[b, r] in round i: a multiple of 2^-10 in [-1000 / 1024, 1000 / 1024], so
+// that v * 2^32 is an integer and the exact sums are known on the host.
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+inline float ReducePartValue(int b, int r, int i) {
+  return static_cast<float>((b * 131 + r * 7 + i * 3) % 2001 - 1000) * (1.0f / 1024.0f);
+}
+
 }  // namespace tileinfer

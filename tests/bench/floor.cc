@@ -1,7 +1,7 @@
 // `floor`: achieved read bandwidth on this GPU for a buffer the size of a model, best over
 // launch shapes, and against the number of active SMs (one block per SM). Prints JSON.
 //
-//   floor [--bytes=2471628800] [--reps=20] [--mode=plain|bulk_ring|gemv|barrier|pipeline|loaded_barrier]
+//   floor [--bytes=2471628800] [--reps=20] [--mode=plain|bulk_ring|gemv|barrier|pipeline|loaded_barrier|reduce]
 //
 // The floor per token of a model is then (weight bytes + K/V bytes at the context) / best.
 // --mode=bulk_ring (sm_90) instead measures the read through shared memory by bulk copies
@@ -34,6 +34,13 @@
 // bulk-copy ring with 16-192 KB in flight; medians over --reps launches of each launch's
 // median and 90th percentile, and the stream's GB/s: whether the barrier's round trips queue
 // behind the bytes in flight, which would cost every prefetch the time it saves.
+// --mode=reduce measures, at the worker's shape and for the 1B's and SmolLM2's hidden sizes,
+// what summing one FFN part a block costs (cuda/stream_read.h ReduceRounds): the parts
+// stored and reduced by a second wave in FFN_REDUCE's fixed order, behind a second grid
+// barrier (the worker now), against each part added to a 64-bit fixed-point accumulator by
+// integer atomics (red.add.u64) before one barrier; and each beside the bare barrier and the
+// stores with one barrier. Microseconds per round from launches of N and 2N rounds, medians
+// of --reps; the atomics' sums are checked against the exact sums (mismatches must be 0).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -50,7 +57,8 @@ DEFINE_uint64(bytes, 2471628800ull, "Buffer size (default: Llama-3.2-1B's BF16 w
 DEFINE_int32(reps, 20, "Timed repetitions per configuration (median reported).");
 DEFINE_string(mode, "plain", "plain: the floor (plain loads, launch shapes, active SMs); bulk_ring: bulk-copy "
               "rings; gemv: the worker's GEMV loop; barrier: grid-barrier latency; pipeline: a decoupled weight "
-              "stream against the worker's layer; loaded_barrier: a grid barrier while the SMs stream.");
+              "stream against the worker's layer; loaded_barrier: a grid barrier while the SMs stream; reduce: summing the FFN's parts, a "
+              "second wave against integer atomics.");
 DEFINE_int32(pipeline_tokens, 4, "--mode=pipeline: tokens (16 layers each) per launch.");
 DEFINE_int32(pipeline_norm_ns, 1000, "--mode=pipeline: spin before each weight wave (the norm or merge), ns.");
 DEFINE_int32(pipeline_attention_ns, 5000, "--mode=pipeline: the ATTENTION wave's spin, ns.");
@@ -386,13 +394,92 @@ int LoadedBarrierMode(const cudaDeviceProp& prop, const void* data, size_t bytes
   return 0;
 }
 
+// --mode=reduce (see the top of this file). Returns the exit status.
+int ReduceMode(const cudaDeviceProp& prop) {
+  constexpr int kThreads = 512, kRounds = 2000;
+  const int blocks = prop.multiProcessorCount;
+  const int hiddens[] = {576, 2048};  // SmolLM2-135M, Llama-3.2-1B
+  constexpr int kMaxHidden = 2048;
+  float* parts = nullptr;
+  float* out = nullptr;
+  unsigned long long* acc = nullptr;
+  if (!Check(cudaMalloc(&parts, static_cast<size_t>(blocks) * kMaxHidden * sizeof(float)), "cudaMalloc (parts)") ||
+      !Check(cudaMalloc(&out, kMaxHidden * sizeof(float)), "cudaMalloc (out)") ||
+      !Check(cudaMalloc(&acc, kMaxHidden * sizeof(unsigned long long)), "cudaMalloc (acc)") ||
+      !Check(cudaMemset(out, 0, kMaxHidden * sizeof(float)), "cudaMemset (out)")) {
+    return 1;
+  }
+  const struct { tileinfer::ReduceKind kind; const char* name; } kinds[] = {
+      {tileinfer::kBarrierOnly, "one grid barrier"},
+      {tileinfer::kPartsBarrier, "parts stored, one barrier"},
+      {tileinfer::kPartsReduce, "parts stored, barrier, FFN_REDUCE wave, barrier"},
+      {tileinfer::kFixedPointRed, "fixed-point red.add.u64, one barrier"}};
+  std::printf("{\n  \"gpu\": \"%s\", \"blocks\": %d, \"threads\": %d, \"reps\": %d, \"rounds\": %d,\n"
+              "  \"reduce\": [\n", prop.name, blocks, kThreads, FLAGS_reps, kRounds);
+  int status = 0;
+  bool first = true;
+  for (const int hidden : hiddens) {
+    // The exact sum over blocks and rounds 0..n-1 of the fixed-point parts, per row.
+    auto exact = [&](int rounds, int r) {
+      long long total = 0;
+      for (int i = 0; i < rounds; ++i) {
+        for (int b = 0; b < blocks; ++b) {
+          total += static_cast<long long>(tileinfer::ReducePartValue(b, r, i) * 1024.0f) * (1LL << 22);  // v * 2^32
+        }
+      }
+      return total;
+    };
+    for (const auto& k : kinds) {
+      std::vector<float> us;
+      uint64_t mismatches = 0;
+      if (k.kind == tileinfer::kFixedPointRed) {  // a short launch whose sums are checked
+        constexpr int kCheckRounds = 7;
+        float ms = 0;
+        std::vector<long long> got(hidden);
+        const std::string err =
+            !Check(cudaMemset(acc, 0, hidden * sizeof(unsigned long long)), "cudaMemset (acc)")
+                ? "cudaMemset"
+                : tileinfer::ReduceRounds(blocks, kThreads, hidden, k.kind, kCheckRounds, parts, out, acc, &ms);
+        if (!err.empty() ||
+            !Check(cudaMemcpy(got.data(), acc, hidden * sizeof(long long), cudaMemcpyDeviceToHost), "cudaMemcpy (acc)")) {
+          std::fprintf(stderr, "error: %s\n", err.c_str());
+          return 1;
+        }
+        for (int row = 0; row < hidden; ++row) mismatches += got[row] != exact(kCheckRounds, row);
+      }
+      for (int r = 0; r < FLAGS_reps + 2; ++r) {
+        float ms[2] = {0, 0};
+        for (int twice = 0; twice < 2; ++twice) {
+          const std::string err =
+              tileinfer::ReduceRounds(blocks, kThreads, hidden, k.kind, kRounds * (1 + twice), parts, out, acc, &ms[twice]);
+          if (!err.empty()) {
+            std::fprintf(stderr, "error: %s\n", err.c_str());
+            return 1;
+          }
+        }
+        if (r >= 2) us.push_back((ms[1] - ms[0]) * 1e3f / kRounds);
+      }
+      if (mismatches != 0) status = 1;
+      std::printf("%s    {\"hidden\": %d, \"kind\": \"%s\", \"us_per_round\": %.3f, \"sum_mismatches\": %llu}",
+                  first ? "" : ",\n", hidden, k.name, Median(us), static_cast<unsigned long long>(mismatches));
+      first = false;
+    }
+  }
+  std::printf("\n  ]\n}\n");
+  cudaFree(parts);
+  cudaFree(out);
+  cudaFree(acc);
+  if (status != 0) std::fprintf(stderr, "error: the atomics' sums differ from the exact sums\n");
+  return status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   if (FLAGS_mode != "plain" && FLAGS_mode != "bulk_ring" && FLAGS_mode != "gemv" && FLAGS_mode != "barrier" &&
-      FLAGS_mode != "pipeline" && FLAGS_mode != "loaded_barrier") {
-    std::fprintf(stderr, "error: --mode=%s: give plain, bulk_ring, gemv, barrier, pipeline or loaded_barrier\n",
+      FLAGS_mode != "pipeline" && FLAGS_mode != "loaded_barrier" && FLAGS_mode != "reduce") {
+    std::fprintf(stderr, "error: --mode=%s: give plain, bulk_ring, gemv, barrier, pipeline, loaded_barrier or reduce\n",
                  FLAGS_mode.c_str());
     return 2;
   }
@@ -410,6 +497,7 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop;
   if (!Check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties")) return 1;
   if (FLAGS_mode == "barrier") return BarrierMode(prop);
+  if (FLAGS_mode == "reduce") return ReduceMode(prop);
   const size_t bytes = FLAGS_bytes / 16 * 16;
   void* data = nullptr;
   uint32_t* sink = nullptr;
