@@ -860,13 +860,16 @@ std::string GridBarrier(int blocks, int threads, BarrierKind kind, int iteration
 
 // ReduceRounds' kernel (stream_read.h).
 template <ReduceKind kKind>
-__global__ void ReduceRoundsKernel(int iterations, int hidden, float* parts, float* out, unsigned long long* acc) {
+__global__ void ReduceRoundsKernel(int iterations, int hidden, uint32_t spread_clk, float* parts, float* out,
+                                   unsigned long long* acc) {
   __shared__ float group_sums[1024];
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   const int b = static_cast<int>(blockIdx.x), n = static_cast<int>(gridDim.x), threads = static_cast<int>(blockDim.x);
   const int begin = static_cast<int>(static_cast<long long>(b) * hidden / n);
   const int rows = static_cast<int>(static_cast<long long>(b + 1) * hidden / n) - begin;
+  const uint32_t delay_clk = static_cast<uint32_t>(static_cast<unsigned long long>(spread_clk) * b / n);
   for (int i = 0; i < iterations; ++i) {
+    Spin(delay_clk);
     for (int r = threadIdx.x; r < hidden && kKind != kBarrierOnly; r += threads) {
       const float v = ReducePartValue(b, r, i);
       if (kKind == kFixedPointRed) {
@@ -895,8 +898,8 @@ __global__ void ReduceRoundsKernel(int iterations, int hidden, float* parts, flo
   }
 }
 
-std::string ReduceRounds(int blocks, int threads, int hidden, ReduceKind kind, int iterations, float* parts,
-                         float* out, unsigned long long* acc, float* ms) {
+std::string ReduceRounds(int blocks, int threads, int hidden, ReduceKind kind, int iterations, uint32_t spread_clk,
+                         float* parts, float* out, unsigned long long* acc, float* ms) {
   const void* kernel = nullptr;
   switch (kind) {
     case kBarrierOnly: kernel = reinterpret_cast<const void*>(ReduceRoundsKernel<kBarrierOnly>); break;
@@ -912,8 +915,8 @@ std::string ReduceRounds(int blocks, int threads, int hidden, ReduceKind kind, i
     return "threads " + std::to_string(threads) + ": give a multiple of 32 in 32..1024";
   }
   if (hidden < 1 || static_cast<long long>(hidden) > static_cast<long long>(blocks) * threads) {
-    return "hidden " + std::to_string(hidden) + ": give 1.." + std::to_string(static_cast<long long>(blocks) * threads) +
-           " (a block's rows must fit its threads)";
+    return "hidden " + std::to_string(hidden) + ": give 1.." +
+           std::to_string(static_cast<long long>(blocks) * threads) + " (a block's rows must fit its threads)";
   }
   if ((kind == kPartsBarrier || kind == kPartsReduce) && parts == nullptr) return "reduce: parts is null";
   if (kind == kPartsReduce && out == nullptr) return "reduce: out is null";
@@ -927,7 +930,7 @@ std::string ReduceRounds(int blocks, int threads, int hidden, ReduceKind kind, i
     return std::to_string(blocks) + " blocks of " + std::to_string(threads) + " threads: a cooperative launch holds 1.." +
            std::to_string(sms * per_sm) + " on this GPU";
   }
-  void* args[] = {&iterations, &hidden, &parts, &out, &acc};
+  void* args[] = {&iterations, &hidden, &spread_clk, &parts, &out, &acc};
   std::string launch_err;
   const std::string timed = Timed("reduce rounds", [&] {
     const cudaError_t e = cudaLaunchCooperativeKernel(kernel, dim3(blocks), dim3(threads), args, 0, nullptr);

@@ -205,9 +205,11 @@ std::string LoadedBarrier(const void* data, size_t bytes, int blocks, const Load
 
 // How the worker could sum the FFN's per-block partial vectors (floor --mode=reduce; the idea
 // in docs/PERFORMANCE.md "The FFN's parts summed by integer atomics"). One cooperative launch
-// of `blocks` x `threads` runs `iterations` rounds; in each, every block b makes a partial
-// vector of `hidden` floats, part[b, r] = ReducePartValue(b, r, round), and `kind` decides
-// what happens to it:
+// of `blocks` x `threads` runs `iterations` rounds; in each, every block b first spins
+// b * spread_clk / blocks SM clocks (the FFN tasks' ends spread over ~2 us in the worker;
+// 0: all blocks at once, the worst case for the atomics), then makes a partial vector of
+// `hidden` floats, part[b, r] = ReducePartValue(b, r, round), and `kind` decides what happens
+// to it:
 //   kBarrierOnly: nothing; one grid barrier (cooperative_groups grid.sync, the worker's).
 //   kPartsBarrier: stored to `parts` (blocks, hidden) f32; one grid barrier (the FFN wave's
 //     end in the worker now).
@@ -225,8 +227,8 @@ std::string LoadedBarrier(const void* data, size_t bytes, int blocks, const Load
 // Errors as GridBarrier's; also hidden < 1 or hidden > blocks * threads (a block's rows must
 // fit its threads) or threads > 1024.
 enum ReduceKind { kBarrierOnly = 0, kPartsBarrier = 1, kPartsReduce = 2, kFixedPointRed = 3 };
-std::string ReduceRounds(int blocks, int threads, int hidden, ReduceKind kind, int iterations, float* parts,
-                         float* out, unsigned long long* acc, float* ms);
+std::string ReduceRounds(int blocks, int threads, int hidden, ReduceKind kind, int iterations, uint32_t spread_clk,
+                         float* parts, float* out, unsigned long long* acc, float* ms);
 
 // ReduceRounds' part[b, r] in round i: a multiple of 2^-10 in [-1000 / 1024, 1000 / 1024], so
 // that v * 2^32 is an integer and the exact sums are known on the host.

@@ -39,8 +39,10 @@
 // stored and reduced by a second wave in FFN_REDUCE's fixed order, behind a second grid
 // barrier (the worker now), against each part added to a 64-bit fixed-point accumulator by
 // integer atomics (red.add.u64) before one barrier; and each beside the bare barrier and the
-// stores with one barrier. Microseconds per round from launches of N and 2N rounds, medians
-// of --reps; the atomics' sums are checked against the exact sums (mismatches must be 0).
+// stores with one barrier; with all blocks at once and with their starts spread over 2 us
+// (the FFN tasks' ends in the worker's trace spread over ~1.9 us). Microseconds per round
+// from launches of N and 2N rounds, medians of --reps; the atomics' sums are checked against
+// the exact sums (mismatches must be 0).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -57,8 +59,8 @@ DEFINE_uint64(bytes, 2471628800ull, "Buffer size (default: Llama-3.2-1B's BF16 w
 DEFINE_int32(reps, 20, "Timed repetitions per configuration (median reported).");
 DEFINE_string(mode, "plain", "plain: the floor (plain loads, launch shapes, active SMs); bulk_ring: bulk-copy "
               "rings; gemv: the worker's GEMV loop; barrier: grid-barrier latency; pipeline: a decoupled weight "
-              "stream against the worker's layer; loaded_barrier: a grid barrier while the SMs stream; reduce: summing the FFN's parts, a "
-              "second wave against integer atomics.");
+              "stream against the worker's layer; loaded_barrier: a grid barrier while the SMs stream; "
+              "reduce: summing the FFN's parts, a second wave against integer atomics.");
 DEFINE_int32(pipeline_tokens, 4, "--mode=pipeline: tokens (16 layers each) per launch.");
 DEFINE_int32(pipeline_norm_ns, 1000, "--mode=pipeline: spin before each weight wave (the norm or merge), ns.");
 DEFINE_int32(pipeline_attention_ns, 5000, "--mode=pipeline: the ATTENTION wave's spin, ns.");
@@ -416,53 +418,67 @@ int ReduceMode(const cudaDeviceProp& prop) {
       {tileinfer::kFixedPointRed, "fixed-point red.add.u64, one barrier"}};
   std::printf("{\n  \"gpu\": \"%s\", \"blocks\": %d, \"threads\": %d, \"reps\": %d, \"rounds\": %d,\n"
               "  \"reduce\": [\n", prop.name, blocks, kThreads, FLAGS_reps, kRounds);
+  int clock_khz = 0;
+  if (!Check(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0), "cudaDeviceGetAttribute (clock rate)")) {
+    return 1;
+  }
   int status = 0;
   bool first = true;
-  for (const int hidden : hiddens) {
-    // The exact sum over blocks and rounds 0..n-1 of the fixed-point parts, per row.
-    auto exact = [&](int rounds, int r) {
-      long long total = 0;
-      for (int i = 0; i < rounds; ++i) {
-        for (int b = 0; b < blocks; ++b) {
-          total += static_cast<long long>(tileinfer::ReducePartValue(b, r, i) * 1024.0f) * (1LL << 22);  // v * 2^32
+  for (const int spread_ns : {0, 2000}) {
+    for (const int hidden : hiddens) {
+      // SM clocks for spread_ns at the GPU's clock rate (kHz); the round's time includes the
+      // spread, the same for every kind: compare kinds at one spread.
+      const uint32_t spread_clk = static_cast<uint32_t>(static_cast<long long>(spread_ns) * clock_khz / 1000000);
+      // The exact sum over blocks and rounds 0..n-1 of the fixed-point parts, per row.
+      auto exact = [&](int rounds, int r) {
+        long long total = 0;
+        for (int i = 0; i < rounds; ++i) {
+          for (int b = 0; b < blocks; ++b) {
+            total += static_cast<long long>(tileinfer::ReducePartValue(b, r, i) * 1024.0f) * (1LL << 22);  // v * 2^32
+          }
         }
-      }
-      return total;
-    };
-    for (const auto& k : kinds) {
-      std::vector<float> us;
-      uint64_t mismatches = 0;
-      if (k.kind == tileinfer::kFixedPointRed) {  // a short launch whose sums are checked
-        constexpr int kCheckRounds = 7;
-        float ms = 0;
-        std::vector<long long> got(hidden);
-        const std::string err =
-            !Check(cudaMemset(acc, 0, hidden * sizeof(unsigned long long)), "cudaMemset (acc)")
-                ? "cudaMemset"
-                : tileinfer::ReduceRounds(blocks, kThreads, hidden, k.kind, kCheckRounds, parts, out, acc, &ms);
-        if (!err.empty() ||
-            !Check(cudaMemcpy(got.data(), acc, hidden * sizeof(long long), cudaMemcpyDeviceToHost), "cudaMemcpy (acc)")) {
-          std::fprintf(stderr, "error: %s\n", err.c_str());
-          return 1;
-        }
-        for (int row = 0; row < hidden; ++row) mismatches += got[row] != exact(kCheckRounds, row);
-      }
-      for (int r = 0; r < FLAGS_reps + 2; ++r) {
-        float ms[2] = {0, 0};
-        for (int twice = 0; twice < 2; ++twice) {
+        return total;
+      };
+      for (const auto& k : kinds) {
+        std::vector<float> us;
+        uint64_t mismatches = 0;
+        if (k.kind == tileinfer::kFixedPointRed) {  // a short launch whose sums are checked
+          constexpr int kCheckRounds = 7;
+          float ms = 0;
+          std::vector<long long> got(hidden);
           const std::string err =
-              tileinfer::ReduceRounds(blocks, kThreads, hidden, k.kind, kRounds * (1 + twice), parts, out, acc, &ms[twice]);
-          if (!err.empty()) {
+              !Check(cudaMemset(acc, 0, hidden * sizeof(unsigned long long)), "cudaMemset (acc)")
+                  ? "cudaMemset"
+                  : tileinfer::ReduceRounds(blocks, kThreads, hidden, k.kind, kCheckRounds, spread_clk, parts, out,
+                                            acc, &ms);
+          if (!err.empty() ||
+              !Check(cudaMemcpy(got.data(), acc, hidden * sizeof(long long), cudaMemcpyDeviceToHost),
+                     "cudaMemcpy (acc)")) {
             std::fprintf(stderr, "error: %s\n", err.c_str());
             return 1;
           }
+          for (int row = 0; row < hidden; ++row) mismatches += got[row] != exact(kCheckRounds, row);
         }
-        if (r >= 2) us.push_back((ms[1] - ms[0]) * 1e3f / kRounds);
+        for (int r = 0; r < FLAGS_reps + 2; ++r) {
+          float ms[2] = {0, 0};
+          for (int twice = 0; twice < 2; ++twice) {
+            const std::string err =
+                tileinfer::ReduceRounds(blocks, kThreads, hidden, k.kind, kRounds * (1 + twice), spread_clk, parts,
+                                        out, acc, &ms[twice]);
+            if (!err.empty()) {
+              std::fprintf(stderr, "error: %s\n", err.c_str());
+              return 1;
+            }
+          }
+          if (r >= 2) us.push_back((ms[1] - ms[0]) * 1e3f / kRounds);
+        }
+        if (mismatches != 0) status = 1;
+        std::printf("%s    {\"spread_ns\": %d, \"hidden\": %d, \"kind\": \"%s\", \"us_per_round\": %.3f, "
+                    "\"sum_mismatches\": %llu}",
+                    first ? "" : ",\n", spread_ns, hidden, k.name, Median(us),
+                    static_cast<unsigned long long>(mismatches));
+        first = false;
       }
-      if (mismatches != 0) status = 1;
-      std::printf("%s    {\"hidden\": %d, \"kind\": \"%s\", \"us_per_round\": %.3f, \"sum_mismatches\": %llu}",
-                  first ? "" : ",\n", hidden, k.name, Median(us), static_cast<unsigned long long>(mismatches));
-      first = false;
     }
   }
   std::printf("\n  ]\n}\n");
