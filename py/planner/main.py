@@ -35,6 +35,9 @@ flags.DEFINE_integer("attention_chunks", None, "Context chunks per K/V head; def
                      "min(workers // kv_heads, ceil(max_context / 192)), at least 1.")
 flags.DEFINE_integer("attention_min_chunk", None, "Smallest attention chunk, in positions; "
                      "default 128 for models with 8 or more K/V heads, else 32.")
+flags.DEFINE_integer("workers", None, "Thread blocks the plan uses, at most the target's SMs x "
+                     "workers per SM; default the largest multiple of 32 keeping 95% of them "
+                     "(128 of the H200's 132), else all.")
 flags.DEFINE_float("bandwidth_gbps", None, "Memory bandwidth (GB/s) for the predicted floor; "
                    "default the target file's bandwidth_gbps.")
 flags.DEFINE_string("created", None, "meta planner.created (default: now, UTC); fix it for "
@@ -94,7 +97,8 @@ def _chat_format(tok) -> Optional[dict]:
 
 def build_package(checkpoint_source: str, target_path_or_name, out: str, max_context: int,
                   *, revision: Optional[str] = None, attention_chunks: Optional[int] = None,
-                  attention_min_chunk: Optional[int] = None, bandwidth_gbps: Optional[float] = None,
+                  attention_min_chunk: Optional[int] = None, workers: Optional[int] = None,
+                  bandwidth_gbps: Optional[float] = None,
                   created: Optional[str] = None, source: Optional[str] = None,
                   progress: Optional[bool] = None, verify: bool = True) -> BuildResult:
     """Loads a checkpoint, plans it for a target, validates, writes and re-reads the package.
@@ -105,7 +109,7 @@ def build_package(checkpoint_source: str, target_path_or_name, out: str, max_con
       out: the .tpkg path.
       max_context: K/V cache positions.
       revision: hub commit sha.
-      attention_chunks, attention_min_chunk: see plan.make_plan.
+      attention_chunks, attention_min_chunk, workers: see plan.make_plan.
       bandwidth_gbps: for the summary's floor; default the target's.
       created: meta planner.created (fixed for reproducible files).
       source: meta planner.source; default where the checkpoint was loaded from.
@@ -129,11 +133,11 @@ def build_package(checkpoint_source: str, target_path_or_name, out: str, max_con
         logging.warning("no tokenizer.json: the package's tokenizer section is {} (token "
                         "ids in and out only)")
         tokenizer_json, stop_ids = {}, []
-    logging.info("planning for %s (%d workers), max_context %d", target.name, target.workers,
-                 max_context)
+    logging.info("planning for %s (%d workers available), max_context %d", target.name,
+                 target.workers, max_context)
     plan = plan_lib.make_plan(ck.config, target, max_context=max_context,
                               attention_chunks=attention_chunks,
-                              attention_min_chunk=attention_min_chunk)
+                              attention_min_chunk=attention_min_chunk, workers=workers)
     validate_lib.validate_plan(plan)
     logging.info("plan valid: %d tasks in %d waves; writing %s", len(plan.tasks),
                  len(plan.waves), out)
@@ -164,7 +168,8 @@ def main(argv):
         result = build_package(checkpoint, target, out, FLAGS.max_context,
                                revision=FLAGS.revision, attention_chunks=FLAGS.attention_chunks,
                                attention_min_chunk=FLAGS.attention_min_chunk,
-                               bandwidth_gbps=FLAGS.bandwidth_gbps, created=FLAGS.created)
+                               workers=FLAGS.workers, bandwidth_gbps=FLAGS.bandwidth_gbps,
+                               created=FLAGS.created)
     except (ValueError, OSError) as e:
         # Every planner error is a ValueError subclass whose message says what to do; a
         # traceback would bury it.

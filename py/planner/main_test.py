@@ -61,7 +61,7 @@ def test_cli_writes_and_summarises(checkpoint, tmp_path):
                 env={"BUILD_WORKING_DIRECTORY": str(tmp_path)})
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "rel.tpkg").is_file()
-    assert "floor at 1000 GB/s" in r.stdout and "132 workers" in r.stdout, r.stdout
+    assert "floor at 1000 GB/s" in r.stdout and "128 workers" in r.stdout, r.stdout
 
 
 def test_cli_rejects_stray_arguments_and_reports_errors(checkpoint, tmp_path):

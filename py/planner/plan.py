@@ -141,14 +141,36 @@ def default_attention_min_chunk(num_kv_heads: int) -> int:
 ATTENTION_CHUNK_MIN_POSITIONS = 192
 
 
+# The default worker count (default_workers): the largest multiple of WORKER_MULTIPLE that
+# keeps at least WORKER_KEEP_FRACTION of the target's workers, else all of them. Measured on
+# the H200 (docs/PERFORMANCE.md, calls RD2 and RD3, two machine starts; bench windows, one
+# binary, plans differing only in the worker count): 128 of its 132 workers against 132,
+# SmolLM2 -1.7 to -2.0% at contexts 1-4096 (its FFN tasks become 12 rows each, one batch of
+# the down projection's 12-row loads, where 132 gave 11-12; its waves are latency-bound, so
+# the 4 idle SMs cost nothing), the 1B -0.2 to -0.4% (rows divide evenly: 24 / 16 / 64 a
+# task); 96 and 64 workers were 2.5-7.8% slower for SmolLM2. Model widths are multiples of
+# 64, so a multiple of 32 workers splits them evenly; 128 SMs stream as fast as 132 (the
+# floor's SM sweep). Below 95% of the SMs a plan would give up bandwidth: all of them then.
+WORKER_MULTIPLE = 32
+WORKER_KEEP_FRACTION = 0.95
+
+
+def default_workers(available: int) -> int:
+    """Workers a plan uses by default out of `available` (the target's sm_count *
+    workers_per_sm): 132 -> 128, 20 -> 20, 108 -> 108 (96 would keep 89%)."""
+    w = available // WORKER_MULTIPLE * WORKER_MULTIPLE
+    return w if w > 0 and w >= WORKER_KEEP_FRACTION * available else available
+
+
 def make_plan(config: LlamaConfig, target: Target, *, max_context: int,
               attention_chunks: Optional[int] = None,
-              attention_min_chunk: Optional[int] = None) -> Plan:
+              attention_min_chunk: Optional[int] = None,
+              workers: Optional[int] = None) -> Plan:
     """Plans one decode step of `config` on `target`.
 
     Args:
       config: model shapes.
-      target: its `workers` sets the split.
+      target: the GPU; its `workers` bound the plan's.
       max_context: K/V cache length in positions (1 <= max_context <=
         config.max_position_embeddings).
       attention_chunks: context chunks per K/V head, C; default
@@ -158,18 +180,23 @@ def make_plan(config: LlamaConfig, target: Target, *, max_context: int,
       attention_min_chunk: smallest chunk in positions; short contexts use fewer, longer
         chunks instead of many tiny ones (format_spec, ATTENTION); default
         default_attention_min_chunk(num_kv_heads): 128 from 8 K/V heads up, else 32.
+      workers: thread blocks the plan uses, 1..target.workers; default
+        default_workers(target.workers) (132 -> 128 on the H200).
 
     Returns:
       Plan with 5*num_layers + 2 waves.
 
     Raises:
-      ValueError: max_context, attention_chunks or attention_min_chunk out of range.
+      ValueError: max_context, attention_chunks, attention_min_chunk or workers out of range.
     """
     c = config
     H, F, V, L = c.hidden_size, c.intermediate_size, c.vocab_size, c.num_layers
     NH, NKV, HD = c.num_heads, c.num_kv_heads, c.head_dim
     Q, KV = NH * HD, NKV * HD
-    W = target.workers
+    W = default_workers(target.workers) if workers is None else workers
+    if not isinstance(W, int) or not 1 <= W <= target.workers:
+        raise ValueError(f"workers={workers!r} must be in [1, {target.workers}] (the target's "
+                         f"sm_count x workers_per_sm)")
     if not isinstance(max_context, int) or not 1 <= max_context <= c.max_position_embeddings:
         raise ValueError(f"max_context={max_context!r} must be in [1, "
                          f"max_position_embeddings={c.max_position_embeddings}]")

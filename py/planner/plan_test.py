@@ -41,7 +41,7 @@ PLANS = {
     "tiny_w132": lambda: plan_lib.make_plan(known_configs.tiny(hidden=64, ffn=128, heads=4,
                                                                kv_heads=2, vocab=50,
                                                                tied=False),
-                                            small_target(132), max_context=32),
+                                            small_target(132), max_context=32, workers=132),
     "tiny_w7_chunks5": lambda: plan_lib.make_plan(known_configs.tiny(), small_target(7),
                                                   max_context=300, attention_chunks=5,
                                                   attention_min_chunk=16),
@@ -91,7 +91,7 @@ def test_every_task_has_one_wave_and_worker_and_is_sorted(any_plan):
         seen += wave["task_count"]
         ts = wave_tasks(p, w)
         assert all(t["wave"] == w for t in ts)
-        assert all(0 <= t["worker"] < p.target.workers for t in ts)
+        assert all(0 <= t["worker"] < p.params["workers"] for t in ts)
         assert [t["worker"] for t in ts] == sorted(t["worker"] for t in ts)
         assert len({NAMES[t["opcode"]] for t in ts}) == 1
     assert seen == len(p.tasks)
@@ -114,7 +114,7 @@ def test_row_coverage_is_exact_for_every_row_split_wave(any_plan):
                 covered[r] += 1
         assert covered == [1] * n, f"wave {w} {op}"
         # Contiguous split over all workers: worker i owns floor(i*n/W)...
-        W = p.target.workers
+        W = p.params["workers"]
         for t in ts:
             i = t["worker"]
             assert (t["row_begin"], t["row_end"]) == (i * n // W, (i + 1) * n // W)
@@ -123,7 +123,7 @@ def test_row_coverage_is_exact_for_every_row_split_wave(any_plan):
 def test_ffn_parts_slots_and_reduce(any_plan):
     p, c = any_plan, any_plan.config
     parts = p.params["ffn_parts"]
-    assert parts == min(c.intermediate_size, p.target.workers)
+    assert parts == min(c.intermediate_size, p.params["workers"])
     for w in range(len(p.waves)):
         ts = wave_tasks(p, w)
         op = NAMES[ts[0]["opcode"]]
@@ -144,7 +144,7 @@ def test_ffn_parts_slots_and_reduce(any_plan):
 
 def test_attention_tasks(any_plan):
     p, c = any_plan, any_plan.config
-    C, W = p.params["attention_chunks"], p.target.workers
+    C, W = p.params["attention_chunks"], p.params["workers"]
     for w in range(len(p.waves)):
         ts = wave_tasks(p, w)
         if NAMES[ts[0]["opcode"]] != "ATTENTION":
@@ -183,6 +183,22 @@ def test_default_attention_min_chunk_by_kv_heads():
     assert [plan_lib.default_attention_min_chunk(n) for n in (1, 7, 8, 32)] == [32, 32, 128, 128]
     p = plan_lib.make_plan(llama, small_target(132), max_context=4096, attention_min_chunk=48)
     assert p.params["attention_min_chunk"] == 48  # an explicit value wins
+
+
+def test_default_workers_multiple_of_32_keeping_95_percent():
+    # plan.default_workers: 132 -> 128 (the H200), else all when a multiple of 32 keeps < 95%.
+    assert [plan_lib.default_workers(n) for n in (132, 128, 20, 108, 114, 1, 33)] == \
+        [128, 128, 20, 108, 114, 1, 32]
+    c = known_configs.tiny(ffn=256)  # 2 FFN rows a worker: every worker has a task
+    p = plan_lib.make_plan(c, small_target(132), max_context=64)
+    assert p.params["workers"] == 128
+    assert {t["worker"] for t in p.tasks if t["opcode"] == OP["FFN"]} == set(range(128))
+    p = plan_lib.make_plan(c, small_target(132), max_context=64, workers=132)  # explicit wins
+    assert p.params["workers"] == 132 and p.params["ffn_parts"] == min(132, c.intermediate_size)
+    validate.validate_plan(p)
+    for bad in (0, 133, 2.5):
+        with pytest.raises(ValueError, match="workers"):
+            plan_lib.make_plan(c, small_target(132), max_context=64, workers=bad)
 
 
 def test_tensors_and_buffers_tied_and_untied():
@@ -233,7 +249,7 @@ def test_real_configs_plan_and_validate_on_shipped_targets(model, target):
     c = getattr(known_configs, model)()
     p = plan_lib.make_plan(c, target_lib.resolve_target(target), max_context=4096)
     validate.validate_plan(p)
-    assert p.params["workers"] == {"h200": 132, "rtx3050": 20}[target]
+    assert p.params["workers"] == {"h200": 128, "rtx3050": 20}[target]  # default_workers
 
 
 def test_llama_1b_bytes_match_the_measured_floor():
@@ -256,9 +272,19 @@ def test_llama_1b_balance_on_rtx3050_is_within_one_percent():
         assert r.spread <= 0.01, r
 
 
-def test_llama_1b_balance_on_h200_is_reported_honestly():
+def test_llama_1b_balance_on_h200_default_workers_is_exact():
+    # 128 workers (default_workers): 3072 / 128 = 24 rows, 2048 / 128 = 16, 8192 / 128 = 64.
     p = plan_lib.make_plan(known_configs.llama_3_2_1b(), target_lib.resolve_target("h200"),
                            max_context=4096)
+    by_op = {r.opcode: r for r in plan_lib.byte_balance(p)}
+    for op in ("RMSNORM_GEMV", "ATTN_OUT", "FFN"):
+        assert by_op[op].spread == 0, op
+    assert by_op["FFN"].max_bytes == 64 * 12288
+
+
+def test_llama_1b_balance_on_h200_is_reported_honestly():
+    p = plan_lib.make_plan(known_configs.llama_3_2_1b(), target_lib.resolve_target("h200"),
+                           max_context=4096, workers=132)
     by_op = {r.opcode: r for r in plan_lib.byte_balance(p)}
     # One row of rounding: 3072/132 = 23.3 rows of 4 KiB, 2048/132 = 15.5, 8192/132 = 62.1.
     assert (by_op["RMSNORM_GEMV"].min_bytes, by_op["RMSNORM_GEMV"].max_bytes) == (

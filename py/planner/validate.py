@@ -246,9 +246,11 @@ def _check_params(p: _Parts) -> None:
     missing = [k for k in need if k not in pr]
     if missing:
         raise PlanError(f"meta['plan'] is missing {missing}")
-    if pr["workers"] != tg["sm_count"] * tg["workers_per_sm"]:
+    if not (isinstance(pr["workers"], int)
+            and 1 <= pr["workers"] <= tg["sm_count"] * tg["workers_per_sm"]):
         raise PlanError(f"plan workers={pr['workers']} but the target has "
-                        f"{tg['sm_count']} SMs x {tg['workers_per_sm']} workers/SM")
+                        f"{tg['sm_count']} SMs x {tg['workers_per_sm']} workers/SM: a plan "
+                        f"uses 1 to {tg['sm_count'] * tg['workers_per_sm']} workers")
     if pr["waves"] != len(p.waves) or pr["tasks"] != len(p.tasks):
         raise PlanError(f"meta says {pr['waves']} waves / {pr['tasks']} tasks, the tables "
                         f"hold {len(p.waves)} / {len(p.tasks)}")

@@ -253,9 +253,10 @@ def test_meta_counts(plan):
     broken(plan, r"meta says \d+ waves / \d+ tasks")
 
 
-def test_meta_workers_match_target(plan):
-    plan.params["workers"] = 7
-    broken(plan, r"plan workers=7 but the target has 6 SMs")
+def test_meta_workers_fit_target(plan):
+    for workers in (7, 0):
+        plan.params["workers"] = workers
+        broken(plan, rf"plan workers={workers} but the target has 6 SMs")
 
 
 # --- task_access ----------------------------------------------------------------------------
