@@ -24,9 +24,18 @@ Byte layout of a package file (`.tpkg`), all integers little-endian:
 Plan semantics (one token at position `pos`, context length ctx = pos + 1); H hidden,
 NH/NKV query/K-V heads, HD head_dim, Q = NH*HD, KV = NKV*HD, F FFN width, V vocabulary:
 
-    EMBED          x0[r] = embed[token, r]                                  r in rows
+The residual stream x0 is a FIXED64 buffer: signed 64-bit integers in units of 2^-32
+(fix(v) = v * 2^32 rounded to the nearest integer, ties to even; real(q) = q * 2^-32 with q
+rounded to the nearest float). Its FFN contributions are integer adds, so their sum does
+not depend on their order: the same bits every run without a reduction wave. fix() accepts
+|v| <= FIXED_MAX_MAGNITUDE (2^21); any other value (too large, inf or NaN) gives 0 and marks
+the executor's launch as invalid, and every later LM_HEAD candidate of that launch is
+CANDIDATE_NONFINITE (a request stops at the first). With at most FFN_MAX_PARTS + 1 terms an
+element a layer (each |fix(v)| <= 2^53), no sum can overflow.
+
+    EMBED          x0[r] = fix(embed[token, r])                             r in rows
     RMSNORM_GEMV   out[r] = sum_k W[r,k] * x[k] * g[k] / sqrt(mean(x^2) + eps)   r in rows
-                   (QKV: W = [Wq; Wk; Wv] (Q+2KV, H), x = x0, out = qkv)
+                   (QKV: W = [Wq; Wk; Wv] (Q+2KV, H), x = real(x0), out = qkv)
     ATTENTION      one K/V head `kv_head` x one context chunk `chunk` of `n_chunks`:
                    RoPE on its query heads' q and on k; the last chunk writes the K (roped)
                    and V rows of position pos to the K/V cache (aux_buf), rounded to BF16; partial
@@ -36,11 +45,13 @@ NH/NKV query/K-V heads, HD head_dim, Q = NH*HD, KV = NKV*HD, F FFN width, V voca
                    min_chunk): the last chunk always holds pos.
     ATTN_OUT       merge the chunks of every head (flash-decoding: m* = max m_c,
                    o = sum_c o_c e^(m_c-m*) / sum_c l_c e^(m_c-m*)), then
-                   x1[r] = x0[r] + sum_k Wo[r,k] * o[k]                     r in rows
+                   x1[r] = real(x0[r]) + sum_k Wo[r,k] * o[k];  x0[r] = fix(x1[r])   r in rows
+                   (aux_buf = x0: read, then rewritten, by the task that owns rows r)
     FFN            rows [a, b) of F: u = rmsnorm(x1)*g; h_j = silu(Wg[j].u) * (Wu[j].u);
-                   part[slot, :] = sum_{j in [a,b)} h_j * WdT[j, :]   (WdT = Wdown^T, (F, H))
-    FFN_REDUCE     x0[r] = x1[r] + sum_{s=0}^{n_parts-1} part[s, r]  (fixed order)  r in rows
-    LM_HEAD        logits[r] = W[r] . (rmsnorm(x0)*g_final);  cand[slot] = (max logit over
+                   x0[i] += fix(sum_{j in [a,b)} h_j * WdT[j, i])  for every i in [0, H)
+                   (WdT = Wdown^T, (F, H)); every FFN task of the wave adds to all of x0:
+                   the only writes that may overlap within a wave ("accumulate")
+    LM_HEAD        logits[r] = W[r] . (rmsnorm(real(x0))*g_final);  cand[slot] = (max logit over
                    rows, lowest id among ties); a non-finite logit makes the slot's id
                    CANDIDATE_NONFINITE.
 
@@ -56,7 +67,7 @@ The "meta" JSON object has these keys (all required):
                      worker_fingerprint (hex string)
     plan             workers, waves, tasks, max_context, attention_chunks,
                      attention_min_chunk, ffn_parts, lm_head_slots,
-                     buffers {x0, x1, qkv, attn, ffn_part, logits, cand, kv_cache: buffer id},
+                     buffers {x0, x1, qkv, attn, logits, cand, kv_cache: buffer id},
                      tensors {embed, rope_inv_freq: tensor id}
     stop_token_ids   list of ints (union of every EOS id the checkpoint names)
     planner          {version, source, created}
@@ -70,7 +81,8 @@ import struct
 
 MAGIC = b"TILEPKG\x00"
 # Bump on any change to a record layout, an opcode's meaning, or a section's content.
-FORMAT_VERSION = 1
+# 2: the residual stream x0 in FIXED64; FFN adds into it; FFN_REDUCE (opcode 6) gone.
+FORMAT_VERSION = 2
 
 SECTION_ALIGN = 4096
 TENSOR_ALIGN = 256
@@ -80,14 +92,14 @@ NAME_BYTES_BUFFER = 24
 
 SECTION_NAMES = ("meta", "tokenizer", "tensors", "buffers", "waves", "tasks", "weights")
 
-# Opcodes of TaskRecord.opcode. 0 is never valid, so a zeroed record is caught.
+# Opcodes of TaskRecord.opcode. 0 is never valid, so a zeroed record is caught; 6 was
+# format 1's FFN_REDUCE and is never valid either.
 OPCODES = {
     "EMBED": 1,
     "RMSNORM_GEMV": 2,
     "ATTENTION": 3,
     "ATTN_OUT": 4,
     "FFN": 5,
-    "FFN_REDUCE": 6,
     "LM_HEAD": 7,
 }
 
@@ -96,8 +108,15 @@ DTYPES = {
     "BF16": 1,
     "F32": 2,
     "CANDIDATE": 3,  # struct { float value; int32 id; }  (8 bytes)
+    "FIXED64": 4,    # int64 in units of 2^-32 (the residual stream; see fix() above)
 }
-DTYPE_BYTES = {"BF16": 2, "F32": 4, "CANDIDATE": 8}
+DTYPE_BYTES = {"BF16": 2, "F32": 4, "CANDIDATE": 8, "FIXED64": 8}
+
+# fix()'s range and the FFN parts that may add to one element (module docstring): 2^21 *
+# 2^32 = 2^53 a term, at most 512 terms, |sum| <= 2^62 < 2^63.
+FIXED_FRACTION_BITS = 32
+FIXED_MAX_MAGNITUDE = 2.0 ** 21
+FFN_MAX_PARTS = 511
 
 # What a buffer holds, which decides how the validator treats reads of it.
 BUFFER_KINDS = {
@@ -167,8 +186,8 @@ RECORDS = {
         ("weight2", "I", "FFN: up; ATTENTION: RoPE table; or NONE_ID"),
         ("weight3", "I", "FFN: down^T; or NONE_ID"),
         ("norm", "I", "RMSNorm gamma tensor id, or NONE_ID"),
-        ("slot", "I", "output slot: FFN partial, LM_HEAD candidate, ATTENTION chunk"),
-        ("param0", "I", "ATTENTION: kv_head; FFN_REDUCE: parts"),
+        ("slot", "I", "output slot: FFN part, LM_HEAD candidate, ATTENTION chunk"),
+        ("param0", "I", "ATTENTION: kv_head"),
         ("param1", "I", "ATTENTION: n_chunks"),
         ("param2", "I", "ATTENTION: min_chunk (positions)"),
         ("reserved1", "I", "zero"),

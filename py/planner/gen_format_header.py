@@ -33,6 +33,9 @@ def render() -> str:
         f"inline constexpr uint64_t kTensorAlign = {spec.TENSOR_ALIGN};",
         f"inline constexpr uint32_t kNoneId = 0x{spec.NONE_ID:08X}u;",
         f"inline constexpr int32_t kCandidateNonFinite = {spec.CANDIDATE_NONFINITE};",
+        f"inline constexpr int kFixedFractionBits = {spec.FIXED_FRACTION_BITS};  // FIXED64: units of 2^-this",
+        f"inline constexpr float kFixedMaxMagnitude = {spec.FIXED_MAX_MAGNITUDE!r}f;  // fix()'s range",
+        f"inline constexpr uint32_t kFfnMaxParts = {spec.FFN_MAX_PARTS};",
         "",
         "inline constexpr const char* kSectionNames[] = {"
         + ", ".join(f'"{n}"' for n in spec.SECTION_NAMES) + "};",

@@ -33,7 +33,7 @@ def test_build_package(checkpoint, tmp_path):
     assert view.tokenizer["kind"] == "byte_level_bpe" and len(view.tokenizer["vocab"]) == 97
     assert "local directory" in view.meta["planner"]["source"]
     # max_context 64: one chunk a K/V head by default (ceil(64 / 192)), 3 ATTENTION tasks a layer
-    for text in ("206 tasks in 12 waves", "attention 3 kv heads x 1 chunks", "20 workers",
+    for text in ("166 tasks in 10 waves", "attention 3 kv heads x 1 chunks", "20 workers",
                  "RMSNORM_GEMV", "floor at 212.9 GB/s",
                  "weights: 158,736 bytes packed"):
         assert text in r.summary, r.summary

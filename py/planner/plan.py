@@ -7,13 +7,17 @@ validator reads a plan and a package the same way.
 
 Waves (every one ends at a grid barrier), L = num_layers, W = workers:
 
-    0                EMBED          x0 <- embed[token]             rows of H over W
-    1 + 5l + 0       RMSNORM_GEMV   qkv <- [Wq;Wk;Wv] rmsnorm(x0)  rows of Q+2KV over W
-    1 + 5l + 1       ATTENTION      attn <- kv head x chunk        NKV*C tasks
-    1 + 5l + 2       ATTN_OUT       x1 <- x0 + Wo merge(attn)      rows of H over W
-    1 + 5l + 3       FFN            part[s] <- fused SwiGLU MLP    rows of F over W, slot s
-    1 + 5l + 4       FFN_REDUCE     x0 <- x1 + sum_s part[s]       rows of H over W
-    5L + 1           LM_HEAD        logits, cand[s]                rows of V over W, slot s
+    0                EMBED          x0 <- fix(embed[token])        rows of H over W
+    1 + 4l + 0       RMSNORM_GEMV   qkv <- [Wq;Wk;Wv] rmsnorm(x0)  rows of Q+2KV over W
+    1 + 4l + 1       ATTENTION      attn <- kv head x chunk        NKV*C tasks
+    1 + 4l + 2       ATTN_OUT       x1 <- x0 + Wo merge(attn),     rows of H over W
+                                    x0 <- fix(x1)
+    1 + 4l + 3       FFN            x0 += fix(fused SwiGLU MLP)    rows of F over W, slot s
+    4L + 1           LM_HEAD        logits, cand[s]                rows of V over W, slot s
+
+x0, the residual stream, is FIXED64 (format_spec): the FFN tasks add their parts of the
+down projection into it with integer adds, whose sum does not depend on their order, so no
+reduction wave (and no barrier) follows the FFN wave (format 1 had an FFN_REDUCE wave).
 
 Balance is by bytes: in a row-split weight wave every row of the operand has the same width,
 so contiguous equal row counts stream equal bytes, up to one row of rounding. With 132
@@ -184,7 +188,7 @@ def make_plan(config: LlamaConfig, target: Target, *, max_context: int,
         default_workers(target.workers) (132 -> 128 on the H200).
 
     Returns:
-      Plan with 5*num_layers + 2 waves.
+      Plan with 4*num_layers + 2 waves.
 
     Raises:
       ValueError: max_context, attention_chunks, attention_min_chunk or workers out of range.
@@ -244,6 +248,10 @@ def make_plan(config: LlamaConfig, target: Target, *, max_context: int,
     ffn_split = split_rows(F, W)
     lm_split = split_rows(V, W)
     ffn_parts, lm_slots = len(ffn_split), len(lm_split)
+    if ffn_parts > spec.FFN_MAX_PARTS:
+        raise ValueError(f"{ffn_parts} FFN parts (workers={W}): the fixed-point residual "
+                         f"takes at most {spec.FFN_MAX_PARTS}; plan with --workers <= "
+                         f"{spec.FFN_MAX_PARTS}")
 
     # --- buffers
     buffers: List[dict] = []
@@ -253,11 +261,10 @@ def make_plan(config: LlamaConfig, target: Target, *, max_context: int,
         return len(buffers) - 1
 
     b = dict(
-        x0=add_buffer("x0", H),
+        x0=add_buffer("x0", H, dtype="FIXED64"),
         x1=add_buffer("x1", H),
         qkv=add_buffer("qkv", Q + 2 * KV),
         attn=add_buffer("attn", C * NH * (HD + 2)),
-        ffn_part=add_buffer("ffn_part", ffn_parts * H),
         logits=add_buffer("logits", V),
         cand=add_buffer("cand", lm_slots, "CANDIDATES", "CANDIDATE"),
         kv_cache=add_buffer("kv_cache", L * 2 * max_context * KV, "KV_CACHE", "BF16"),
@@ -292,14 +299,10 @@ def make_plan(config: LlamaConfig, target: Target, *, max_context: int,
                            out_buf=b["x1"], weight=lt["wo"], param1=C)
                      for i, a, e in split_rows(H, W)])
         w += 1
-        add_wave(l, [_task("FFN", w, i, (a, e), l, in_buf=b["x1"], out_buf=b["ffn_part"],
+        add_wave(l, [_task("FFN", w, i, (a, e), l, in_buf=b["x1"], out_buf=b["x0"],
                            weight=lt["w_gate"], weight2=lt["w_up"], weight3=lt["w_down_t"],
                            norm=lt["ffn_norm"], slot=s)
                      for s, (i, a, e) in enumerate(ffn_split)])
-        w += 1
-        add_wave(l, [_task("FFN_REDUCE", w, i, (a, e), l, in_buf=b["ffn_part"],
-                           aux_buf=b["x1"], out_buf=b["x0"], param0=ffn_parts)
-                     for i, a, e in split_rows(H, W)])
     w += 1
     add_wave(NONE_ID, [_task("LM_HEAD", w, i, (a, e), in_buf=b["x0"], out_buf=b["logits"],
                              aux_buf=b["cand"], weight=t_lm_head, norm=t_final_norm, slot=s)

@@ -30,7 +30,7 @@ def wave_tasks(p, w):
 def row_space(c, op):
     Q, KV = c.num_heads * c.head_dim, c.num_kv_heads * c.head_dim
     return {"EMBED": c.hidden_size, "RMSNORM_GEMV": Q + 2 * KV, "ATTN_OUT": c.hidden_size,
-            "FFN": c.intermediate_size, "FFN_REDUCE": c.hidden_size,
+            "FFN": c.intermediate_size,
             "LM_HEAD": c.vocab_size}[op]
 
 
@@ -73,12 +73,12 @@ def test_split_rows_is_contiguous_exact_and_even(n, w):
 
 def test_waves_follow_the_format_order(any_plan):
     p, L = any_plan, any_plan.config.num_layers
-    assert len(p.waves) == 5 * L + 2 == p.params["waves"]
+    assert len(p.waves) == 4 * L + 2 == p.params["waves"]
     ops = [NAMES[wave_tasks(p, w)[0]["opcode"]] for w in range(len(p.waves))]
-    assert ops == (["EMBED"] + ["RMSNORM_GEMV", "ATTENTION", "ATTN_OUT", "FFN",
-                                "FFN_REDUCE"] * L + ["LM_HEAD"])
+    assert ops == (["EMBED"] + ["RMSNORM_GEMV", "ATTENTION", "ATTN_OUT", "FFN"] * L
+                   + ["LM_HEAD"])
     assert [w["layer"] for w in p.waves] == (
-        [spec.NONE_ID] + [l for l in range(L) for _ in range(5)] + [spec.NONE_ID])
+        [spec.NONE_ID] + [l for l in range(L) for _ in range(4)] + [spec.NONE_ID])
     assert all(w["sync"] == spec.SYNC["SYNC_GRID_BARRIER"] for w in p.waves)
 
 
@@ -120,7 +120,7 @@ def test_row_coverage_is_exact_for_every_row_split_wave(any_plan):
             assert (t["row_begin"], t["row_end"]) == (i * n // W, (i + 1) * n // W)
 
 
-def test_ffn_parts_slots_and_reduce(any_plan):
+def test_ffn_parts_slots_and_the_fixed_point_residual(any_plan):
     p, c = any_plan, any_plan.config
     parts = p.params["ffn_parts"]
     assert parts == min(c.intermediate_size, p.params["workers"])
@@ -135,11 +135,14 @@ def test_ffn_parts_slots_and_reduce(any_plan):
                 l = t["layer"]
                 assert lt == {"weight": f"layers.{l}.w_gate", "weight2": f"layers.{l}.w_up",
                               "weight3": f"layers.{l}.w_down_t", "norm": f"layers.{l}.ffn_norm"}
-        if op == "FFN_REDUCE":
-            assert all(t["param0"] == parts for t in ts)
-            assert all((t["in_buf"], t["aux_buf"], t["out_buf"]) == (
-                p.buffer_id("ffn_part"), p.buffer_id("x1"), p.buffer_id("x0")) for t in ts)
-    assert p.buffers[p.buffer_id("ffn_part")]["elements"] == parts * c.hidden_size
+                # The part goes straight into the residual: x1 in, x0 (FIXED64) out.
+                assert (t["in_buf"], t["out_buf"]) == (p.buffer_id("x1"), p.buffer_id("x0"))
+        if op == "ATTN_OUT":  # reads x0 and seeds it with fix(x1) for the FFN's adds
+            assert all((t["aux_buf"], t["out_buf"]) == (p.buffer_id("x0"), p.buffer_id("x1"))
+                       for t in ts)
+    x0 = p.buffers[p.buffer_id("x0")]
+    assert (x0["dtype"], x0["elements"]) == (spec.DTYPES["FIXED64"], c.hidden_size)
+    assert "ffn_part" not in p.params["buffers"]
 
 
 def test_attention_tasks(any_plan):
@@ -196,9 +199,18 @@ def test_default_workers_multiple_of_32_keeping_95_percent():
     p = plan_lib.make_plan(c, small_target(132), max_context=64, workers=132)  # explicit wins
     assert p.params["workers"] == 132 and p.params["ffn_parts"] == min(132, c.intermediate_size)
     validate.validate_plan(p)
-    for bad in (0, 133, 2.5):
+    for bad in (0, 133, 2.5):  # (and > FFN_MAX_PARTS parts: test_too_many_ffn_parts)
         with pytest.raises(ValueError, match="workers"):
             plan_lib.make_plan(c, small_target(132), max_context=64, workers=bad)
+
+
+def test_too_many_ffn_parts():
+    # format_spec.FFN_MAX_PARTS: the fixed-point residual's headroom.
+    c = known_configs.tiny(ffn=1024)
+    p = plan_lib.make_plan(c, small_target(600), max_context=64, workers=511)
+    assert p.params["ffn_parts"] == 511
+    with pytest.raises(ValueError, match=r"512 FFN parts .* at most 511"):
+        plan_lib.make_plan(c, small_target(600), max_context=64, workers=512)
 
 
 def test_tensors_and_buffers_tied_and_untied():

@@ -5,7 +5,7 @@ mirrored line for line there. A plan passes when:
 
   * tables: every id in range, names unique and NUL-terminable, tensors TENSOR_ALIGN aligned,
     inside the weights section and not overlapping; meta["plan"] agrees with the tables;
-  * structure: waves in format order (EMBED, 5 per layer, LM_HEAD), each of one opcode and
+  * structure: waves in format order (EMBED, 4 per layer, LM_HEAD), each of one opcode and
     layer; wave records tile the task list; tasks sorted by (wave, worker); worker < W;
   * operands: each opcode uses exactly its fields (unused ids NONE_ID, unused numbers 0), with
     the right buffer kinds/dtypes and consistent shapes; rows inside the opcode's row space;
@@ -13,11 +13,14 @@ mirrored line for line there. A plan passes when:
     a SYNC_NONE wave joins the next), checked at several token positions:
       - every element range a task touches (task_access) is inside its buffer;
       - one writer per element per epoch; no task reads what another writes in its epoch;
+      - elements several tasks add to (task_accumulates: FFN into x0) are neither read nor
+        written by any task of that epoch, and were written in an earlier one;
       - every ACTIVATION read was written in an earlier epoch of the same token (K/V cache
         reads of earlier positions and CANDIDATES persist across tokens and are exempt);
       - K/V cache row `pos` of every layer, K and V, every head, is written exactly once, by
         the last attention chunk of its head; every LM_HEAD candidate slot is written once;
-        LM_HEAD rows cover the vocabulary, FFN slots cover [0, ffn_parts).
+        LM_HEAD rows cover the vocabulary, FFN slots cover [0, ffn_parts), ffn_parts <=
+        FFN_MAX_PARTS (the fixed-point residual's headroom).
 
 Errors are PlanError; messages name the task index, opcode, wave and worker and the rule.
 """
@@ -48,10 +51,9 @@ USES = {
                   {"slot", "param0", "param1", "param2"}),
     "ATTN_OUT": ({"in_buf", "aux_buf", "out_buf", "weight"}, {"param1"}),
     "FFN": ({"in_buf", "out_buf", "weight", "weight2", "weight3", "norm"}, {"slot"}),
-    "FFN_REDUCE": ({"in_buf", "aux_buf", "out_buf"}, {"param0"}),
     "LM_HEAD": ({"in_buf", "aux_buf", "out_buf", "weight", "norm"}, {"slot"}),
 }
-LAYER_OPCODES = ("RMSNORM_GEMV", "ATTENTION", "ATTN_OUT", "FFN", "FFN_REDUCE")
+LAYER_OPCODES = ("RMSNORM_GEMV", "ATTENTION", "ATTN_OUT", "FFN")
 
 
 class PlanError(ValueError):
@@ -121,9 +123,9 @@ def task_access(task: dict, ctx: AccessContext) -> Tuple[List[Range], List[Range
                     ends before row pos, so it never meets this token's writes);
                     writes out[(c*NH + g*G)*(HD+2), (c*NH + (g+1)*G)*(HD+2)); the last chunk
                     also aux[base + pos*KV + g*HD, +HD) for K and for V.
-      ATTN_OUT      reads in[0, C*NH*(HD+2)) (C = param1), aux[a,b)      writes out[a,b)
-      FFN           reads in[0,H)              writes out[slot*H, (slot+1)*H)
-      FFN_REDUCE    reads in[s*H+a, s*H+b) for s < param0, aux[a,b)      writes out[a,b)
+      ATTN_OUT      reads in[0, C*NH*(HD+2)) (C = param1), aux[a,b)
+                    writes out[a,b), aux[a,b)   (x1, and x0 = fix(x1) in place)
+      FFN           reads in[0,H)              writes -   (accumulates out[0,H): task_accumulates)
       LM_HEAD       reads in[0,H)              writes out[a,b), aux[slot, slot+1)
     """
     op = OPCODE_NAMES[task["opcode"]]
@@ -153,16 +155,26 @@ def task_access(task: dict, ctx: AccessContext) -> Tuple[List[Range], List[Range
                 writes.append((x, base + ctx.pos * KV + g * HD, base + ctx.pos * KV + (g + 1) * HD))
         return reads, writes
     if op == "ATTN_OUT":
-        return [(i, 0, task["param1"] * ctx.NH * (ctx.HD + 2)), (x, a, b)], [(o, a, b)]
+        return [(i, 0, task["param1"] * ctx.NH * (ctx.HD + 2)), (x, a, b)], [(o, a, b), (x, a, b)]
     if op == "FFN":
-        s = task["slot"]
-        return [(i, 0, H)], [(o, s * H, (s + 1) * H)]
-    if op == "FFN_REDUCE":
-        return [(i, s * H + a, s * H + b) for s in range(task["param0"])] + [(x, a, b)], [(o, a, b)]
+        return [(i, 0, H)], []
     if op == "LM_HEAD":
         s = task["slot"]
         return [(i, 0, H)], [(o, a, b), (x, s, s + 1)]
     raise AssertionError(op)
+
+
+def task_accumulates(task: dict, ctx: AccessContext) -> List[Range]:
+    """Element ranges one task adds to with integer adds (format_spec: FFN into x0): the one
+    access several tasks of a barrier epoch may share, provided none of them reads or writes
+    those elements in it. Mirrored by the C++ validator.
+
+      FFN           out[0,H)
+      (others)      -
+    """
+    if OPCODE_NAMES[task["opcode"]] == "FFN":
+        return [(task["out_buf"], 0, ctx.H)]
+    return []
 
 
 # --- input normalisation --------------------------------------------------------------------
@@ -262,7 +274,11 @@ def _check_params(p: _Parts) -> None:
         if not 0 <= bid < len(p.buffers) or p.buffers[bid]["name"] != name:
             raise PlanError(f"meta['plan']['buffers'][{name!r}]={bid} is not the buffer "
                             f"named {name!r}")
-    for name in ("x0", "x1", "qkv", "attn", "ffn_part", "logits", "cand", "kv_cache"):
+    if pr["ffn_parts"] > spec.FFN_MAX_PARTS:
+        raise PlanError(f"meta['plan']['ffn_parts']={pr['ffn_parts']}: the fixed-point "
+                        f"residual takes at most {spec.FFN_MAX_PARTS} FFN parts (re-plan "
+                        f"with fewer workers)")
+    for name in ("x0", "x1", "qkv", "attn", "logits", "cand", "kv_cache"):
         if name not in pr["buffers"]:
             raise PlanError(f"meta['plan']['buffers'] has no {name!r}")
     for name in ("embed", "rope_inv_freq"):
@@ -294,7 +310,7 @@ def _check_structure(p: _Parts) -> None:
     L, W = p.model["num_layers"], p.params["workers"]
     expected = _expected_waves(L)
     if len(p.waves) != len(expected):
-        raise PlanError(f"{len(p.waves)} waves; a plan of {L} layers has 5*{L}+2 = "
+        raise PlanError(f"{len(p.waves)} waves; a plan of {L} layers has 4*{L}+2 = "
                         f"{len(expected)}")
     nxt = 0
     for wi, (wave, (op, layer)) in enumerate(zip(p.waves, expected)):
@@ -318,7 +334,7 @@ def _check_structure(p: _Parts) -> None:
                 raise PlanError(f"{_where(ti, t)}: opcode {t['opcode']} is not one of "
                                 f"{sorted(OP.values())}")
             if OPCODE_NAMES[t["opcode"]] != op:
-                raise PlanError(f"{_where(ti, t)}: wave {wi} is a {op} wave (EMBED, 5 per "
+                raise PlanError(f"{_where(ti, t)}: wave {wi} is a {op} wave (EMBED, 4 per "
                                 f"layer, LM_HEAD)")
             if t["wave"] != wi:
                 raise PlanError(f"{_where(ti, t)}: lies in wave {wi}'s task range but says "
@@ -344,13 +360,18 @@ def _check_operands(p: _Parts) -> None:
     NH, NKV, HD = m["num_heads"], m["num_kv_heads"], m["head_dim"]
     Q, KV = NH * HD, NKV * HD
     row_space = {"EMBED": H, "RMSNORM_GEMV": Q + 2 * KV, "ATTENTION": HD, "ATTN_OUT": H,
-                 "FFN": F, "FFN_REDUCE": H, "LM_HEAD": V}
+                 "FFN": F, "LM_HEAD": V}
     act = spec.BUFFER_KINDS["ACTIVATION"]
-    f32, bf16 = spec.DTYPES["F32"], spec.DTYPES["BF16"]
-    # (field, kind, dtype) of each buffer operand, by opcode.
+    f32, bf16, fixed = spec.DTYPES["F32"], spec.DTYPES["BF16"], spec.DTYPES["FIXED64"]
+    # (field, kind, dtype) of each buffer operand, by opcode; others ACTIVATION F32.
     buf_kinds = {
+        "EMBED": {"out_buf": (act, fixed)},
+        "RMSNORM_GEMV": {"in_buf": (act, fixed)},
         "ATTENTION": {"aux_buf": (spec.BUFFER_KINDS["KV_CACHE"], bf16)},
-        "LM_HEAD": {"aux_buf": (spec.BUFFER_KINDS["CANDIDATES"], spec.DTYPES["CANDIDATE"])},
+        "ATTN_OUT": {"aux_buf": (act, fixed)},
+        "FFN": {"out_buf": (act, fixed)},
+        "LM_HEAD": {"in_buf": (act, fixed),
+                    "aux_buf": (spec.BUFFER_KINDS["CANDIDATES"], spec.DTYPES["CANDIDATE"])},
     }
     # Expected (rows, cols, dtype) of tensor operands, by opcode and field.
     shapes = {
@@ -429,10 +450,6 @@ def _check_operands(p: _Parts) -> None:
                                 f"attention_chunks={pr['attention_chunks']}")
         elif op == "FFN":
             ffn_slots.setdefault(t["wave"], []).append(t["slot"])
-        elif op == "FFN_REDUCE":
-            if t["param0"] != pr["ffn_parts"]:
-                raise PlanError(f"{where}: sums {t['param0']} parts, meta ffn_parts="
-                                f"{pr['ffn_parts']}")
         elif op == "LM_HEAD":
             lm_slots.append(t["slot"])
             lm_rows += t["row_end"] - t["row_begin"]
@@ -472,10 +489,13 @@ def _first_gap(written: np.ndarray, a: int, b: int) -> Tuple[int, int]:
 def _check_dataflow(p: _Parts, positions: Sequence[int]) -> None:
     """Bounds, one writer per element per epoch, no read of a same-epoch write, reads of
     ACTIVATION elements written earlier in the token, K/V row pos written once; at each pos.
+    Accumulated elements (task_accumulates: several adders an epoch) must not be read or
+    written by any task of the same epoch, and must have been written in an earlier one
+    (their starting value).
 
     Only ATTENTION's K/V cache ranges depend on pos, so the first position checks every
     access and later ones only those. Ranges are checked as numpy arrays of (buffer, begin,
-    end, task) rows, since a FFN_REDUCE wave alone reads W*W ranges (17,424 on the H200).
+    end, task) rows.
     """
     m, mc = p.model, p.params["max_context"]
     act = spec.BUFFER_KINDS["ACTIVATION"]
@@ -499,9 +519,10 @@ def _check_dataflow(p: _Parts, positions: Sequence[int]) -> None:
             acc = [(ti, task_access(p.tasks[ti], ctx)) for ti in epoch]
             R = rows((ti, r) for ti, (r, _) in acc)
             Wr = rows((ti, w) for ti, (_, w) in acc)
+            A = rows((ti, task_accumulates(p.tasks[ti], ctx)) for ti in epoch)
             if n > 0:  # the first position checked everything that does not move with pos
-                R, Wr = R[~is_act[R[:, 0]]], Wr[~is_act[Wr[:, 0]]]
-            for what, X in (("reads", R), ("writes", Wr)):
+                R, Wr, A = R[~is_act[R[:, 0]]], Wr[~is_act[Wr[:, 0]]], A[~is_act[A[:, 0]]]
+            for what, X in (("reads", R), ("writes", Wr), ("accumulates into", A)):
                 bad = np.nonzero((X[:, 1] < 0) | (X[:, 1] > X[:, 2])
                                  | (X[:, 2] > elements[X[:, 0]]))[0]
                 if len(bad):
@@ -510,6 +531,24 @@ def _check_dataflow(p: _Parts, positions: Sequence[int]) -> None:
                                     f"outside its {elements[buf]} elements (pos {pos})")
             R = R[R[:, 2] > R[:, 1]]
             Wr = Wr[Wr[:, 2] > Wr[:, 1]]
+            A = A[A[:, 2] > A[:, 1]]
+            for buf in np.unique(A[:, 0]):
+                # Accumulated elements: no other access in the epoch (the adds' order is free,
+                # so their sum is only final at the barrier).
+                added = np.zeros(int(elements[buf]), dtype=np.int64)
+                for _, a, b, _ in A[A[:, 0] == buf]:
+                    added[a:b] = 1
+                cs = np.concatenate(([0], np.cumsum(added)))
+                for what, X in (("reads", R), ("writes", Wr)):
+                    X = X[X[:, 0] == buf]
+                    bad = np.nonzero(cs[X[:, 2]] - cs[X[:, 1]] > 0)[0]
+                    if len(bad):
+                        _, a, b, ti = (int(v) for v in X[bad[0]])
+                        ta = int(A[A[:, 0] == buf][0, 3])
+                        raise PlanError(
+                            f"{_where(ti, p.tasks[ti])}: {what} {bname(buf)}[{a}, {b}) while "
+                            f"{_where(ta, p.tasks[ta])} accumulates into it in the same "
+                            f"barrier epoch")
             for buf in np.unique(Wr[:, 0]):
                 X = Wr[Wr[:, 0] == buf]
                 X = X[np.lexsort((X[:, 2], X[:, 1]))]
@@ -534,19 +573,22 @@ def _check_dataflow(p: _Parts, positions: Sequence[int]) -> None:
                                 f"{_where(ti, p.tasks[ti])}: reads {bname(buf)}[{max(a, wa)}, "
                                 f"{min(b, wb)}) which {_where(wt, p.tasks[wt])} writes in the "
                                 f"same barrier epoch (no barrier between write and read)")
-            # Reads of ACTIVATION elements must see a write of an earlier epoch (checked after
-            # the same-epoch rules, whose message says more when a barrier is missing).
-            for buf in np.unique(R[:, 0]):
-                if not is_act[buf]:
-                    continue  # K/V cache (earlier positions) and candidates persist
-                X = R[R[:, 0] == buf]
-                cs = np.concatenate(([0], np.cumsum(written[buf], dtype=np.int64)))
-                bad = np.nonzero(cs[X[:, 2]] - cs[X[:, 1]] != X[:, 2] - X[:, 1])[0]
-                if len(bad):
-                    _, a, b, ti = (int(v) for v in X[bad[0]])
-                    g0, g1 = _first_gap(written[buf], a, b)
-                    raise PlanError(f"{_where(ti, p.tasks[ti])}: reads {bname(buf)}[{g0}, {g1}) "
-                                    f"before any earlier epoch of this token wrote it (pos {pos})")
+            # Reads of ACTIVATION elements, and the starting values of accumulated ones, must
+            # be a write of an earlier epoch (checked after the same-epoch rules, whose
+            # message says more when a barrier is missing).
+            for what, RA in (("reads", R), ("accumulates into", A)):
+                for buf in np.unique(RA[:, 0]):
+                    if not is_act[buf]:
+                        continue  # K/V cache (earlier positions) and candidates persist
+                    X = RA[RA[:, 0] == buf]
+                    cs = np.concatenate(([0], np.cumsum(written[buf], dtype=np.int64)))
+                    bad = np.nonzero(cs[X[:, 2]] - cs[X[:, 1]] != X[:, 2] - X[:, 1])[0]
+                    if len(bad):
+                        _, a, b, ti = (int(v) for v in X[bad[0]])
+                        g0, g1 = _first_gap(written[buf], a, b)
+                        raise PlanError(f"{_where(ti, p.tasks[ti])}: {what} {bname(buf)}[{g0}, "
+                                        f"{g1}) before any earlier epoch of this token wrote it "
+                                        f"(pos {pos})")
             for buf, a, b, _ in Wr:
                 if is_act[buf]:
                     written[buf][a:b] = True

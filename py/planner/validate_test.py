@@ -107,12 +107,12 @@ def test_two_writers_of_one_candidate_slot(plan):
 
 
 def test_a_read_before_its_write(plan):
-    # Layer 0's QKV reads x1, which nothing wrote yet this token.
+    # Layer 0's FFN reads the logits, which nothing wrote yet this token.
     for t in plan.tasks:
-        if t["opcode"] == OP["RMSNORM_GEMV"] and t["layer"] == 0:
-            t["in_buf"] = plan.buffer_id("x1")
-    msg = broken(plan, r"reads x1\[0, 72\) before any earlier epoch of this token wrote it")
-    assert names_task(msg, plan, first(plan, "RMSNORM_GEMV")), msg
+        if t["opcode"] == OP["FFN"] and t["layer"] == 0:
+            t["in_buf"] = plan.buffer_id("logits")
+    msg = broken(plan, r"reads logits\[0, 72\) before any earlier epoch of this token wrote it")
+    assert names_task(msg, plan, first(plan, "FFN")), msg
 
 
 def test_sync_none_before_a_dependent_read(plan):
@@ -139,9 +139,9 @@ def test_bad_opcode(plan):
 
 
 def test_opcode_in_the_wrong_wave(plan):
-    ti = first(plan, "FFN_REDUCE")
+    ti = first(plan, "FFN")
     plan.tasks[ti]["opcode"] = OP["ATTN_OUT"]
-    broken(plan, r"wave 5 is a FFN_REDUCE wave")
+    broken(plan, r"wave 4 is a FFN wave")
 
 
 def test_wrong_fingerprint(plan):
@@ -210,9 +210,43 @@ def test_worker_out_of_range(plan):
     broken(plan, r"worker 6 >= 6 workers")
 
 
-def test_ffn_reduce_parts_mismatch(plan):
-    plan.tasks[first(plan, "FFN_REDUCE", layer=1)]["param0"] = 5
-    broken(plan, r"sums 5 parts, meta ffn_parts=6")
+def test_too_many_ffn_parts_in_meta(plan):
+    plan.params["ffn_parts"] = 512
+    broken(plan, r"ffn_parts'\]=512: the fixed-point residual takes at most 511")
+
+
+def test_residual_must_be_fixed64(plan):
+    x0 = plan.buffers[plan.buffer_id("x0")]
+    x0["dtype"] = spec.DTYPES["F32"]
+    broken(plan, r"aux_buf is buffer 'x0' \(ACTIVATION F32\); ATTN_OUT needs ACTIVATION FIXED64"
+           r"|in_buf is buffer 'x0' \(ACTIVATION F32\); RMSNORM_GEMV needs ACTIVATION FIXED64"
+           r"|out_buf is buffer 'x0' \(ACTIVATION F32\); EMBED needs ACTIVATION FIXED64")
+
+
+def test_read_of_the_residual_while_the_ffn_adds_to_it(plan):
+    # An FFN wave without its barrier: the next QKV reads x0 while the FFN tasks add to it.
+    w = plan.tasks[first(plan, "FFN", layer=0)]["wave"]
+    plan.waves[w]["sync"] = spec.SYNC["SYNC_NONE"]
+    broken(plan, r"reads x0\[0, \d+\) while task \d+ \(FFN, .*accumulates into it in the "
+           r"same barrier epoch")
+
+
+def test_seed_and_adds_need_a_barrier_between(plan):
+    # ATTN_OUT seeds x0 with fix(x1) before the FFN adds: without the barrier between them
+    # the seed would meet the adds in one epoch.
+    w = plan.tasks[first(plan, "ATTN_OUT", layer=1)]["wave"]
+    plan.waves[w]["sync"] = spec.SYNC["SYNC_NONE"]
+    broken(plan, r"(reads|writes) x0\[\d+, \d+\) while task \d+ \(FFN, .*accumulates into it")
+
+
+def test_accumulate_needs_an_earlier_write(plan):
+    # Layer 0's FFN adds to a FIXED64 buffer that nothing seeded this token.
+    plan.buffers.append(dict(name="y0", kind=spec.BUFFER_KINDS["ACTIVATION"],
+                             dtype=spec.DTYPES["FIXED64"], elements=72))
+    for t in plan.tasks:
+        if t["opcode"] == OP["FFN"] and t["layer"] == 0:
+            t["out_buf"] = len(plan.buffers) - 1
+    broken(plan, r"accumulates into y0\[0, 72\) before any earlier epoch of this token wrote it")
 
 
 def test_attention_head_chunk_planned_twice(plan):
@@ -292,12 +326,16 @@ def test_task_access_attention():
     assert task_access(t, ctx0) == ([(2, 24, 48)], [(3, 30, 60)])
 
 
-def test_task_access_ffn_reduce_and_lm_head():
+def test_task_access_attn_out_ffn_and_lm_head():
     ctx = AccessContext(H=72, F=100, V=97, L=2, NH=9, NKV=3, HD=8, max_context=40, pos=0)
-    t = dict(opcode=OP["FFN_REDUCE"], row_begin=10, row_end=20, in_buf=4, aux_buf=1,
-             out_buf=0, param0=3, layer=0)
-    assert task_access(t, ctx) == ([(4, 10, 20), (4, 82, 92), (4, 154, 164), (1, 10, 20)],
-                                   [(0, 10, 20)])
+    t = dict(opcode=OP["ATTN_OUT"], row_begin=10, row_end=20, in_buf=3, aux_buf=0, out_buf=1,
+             param1=2, layer=0)
+    assert task_access(t, ctx) == ([(3, 0, 2 * 9 * 10), (0, 10, 20)], [(1, 10, 20), (0, 10, 20)])
+    assert validate.task_accumulates(t, ctx) == []
+    t = dict(opcode=OP["FFN"], row_begin=10, row_end=20, in_buf=1, aux_buf=spec.NONE_ID, out_buf=0,
+             slot=3, layer=0)
+    assert task_access(t, ctx) == ([(1, 0, 72)], [])
+    assert validate.task_accumulates(t, ctx) == [(0, 0, 72)]
     t = dict(opcode=OP["LM_HEAD"], row_begin=40, row_end=60, in_buf=0, aux_buf=6, out_buf=5,
              slot=2, layer=0)
     assert task_access(t, ctx) == ([(0, 0, 72)], [(5, 40, 60), (6, 2, 3)])

@@ -11,7 +11,7 @@ exit from each grid barrier (%globaltimer, ns). Per wave:
   barrier  = span - work (from the last arrival until the first block leaves);
   ideal    = the wave's bytes (weights, or K/V for ATTENTION) / bandwidth (the floor).
 The token's time splits into: ideal streaming, weight waves above their ideal ("GEMV below the
-roofline"), attention above its ideal, barriers, and the rest (EMBED, FFN_REDUCE).
+roofline"), attention above its ideal, barriers, and the rest (EMBED).
 Prints a table per wave kind and the split; --png draws a per-worker timeline and the split;
 --balance_png draws the plan's balance: bytes each worker streams in each wave, and per wave
 the busiest worker's bytes over the mean (needs matplotlib).
