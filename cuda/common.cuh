@@ -192,14 +192,38 @@ __device__ __forceinline__ float2 WarpDot2Bf16(const uint16_t* wa, const uint16_
   return make_float2(WarpSum(acc_a), WarpSum(acc_b));
 }
 
+// The residual stream's FIXED64 (format_spec): fix(v) = v * 2^32 rounded to the nearest
+// integer, ties to even, for |v| <= kFixedMaxMagnitude; any other v (too large, inf, NaN)
+// counts in *invalid (WorkerParams::residual_invalid) and gives 0. real(q) = q rounded to
+// the nearest float, * 2^-32. The CPU executor computes both alike (host/cpu_executor.cc).
+static_assert(format::kFixedFractionBits == 32, "Fix and Real scale by 2^32");
+__device__ __forceinline__ long long Fix(float v, unsigned long long* invalid) {
+  if (fabsf(v) <= format::kFixedMaxMagnitude) return __float2ll_rn(v * 4294967296.0f);  // exact product
+  atomicAdd(invalid, 1ull);
+  return 0;
+}
+__device__ __forceinline__ float Real(long long q) { return __ll2float_rn(q) * (1.0f / 4294967296.0f); }
+
+// Four consecutive elements of an activation from i (16-byte aligned) as floats: F32 as they
+// are, the FIXED64 residual through Real; and one element.
+__device__ __forceinline__ float4 Load4(const float* x, int i) { return *reinterpret_cast<const float4*>(x + i); }
+__device__ __forceinline__ float4 Load4(const long long* x, int i) {
+  const longlong2 a = *reinterpret_cast<const longlong2*>(x + i), b = *reinterpret_cast<const longlong2*>(x + i + 2);
+  return make_float4(Real(a.x), Real(a.y), Real(b.x), Real(b.y));
+}
+__device__ __forceinline__ float Load1(const float* x, int i) { return x[i]; }
+__device__ __forceinline__ float Load1(const long long* x, int i) { return Real(x[i]); }
+
 // xn = x * g / sqrt(mean(x^2) + eps) into shared memory (RMSNorm). x is an activation
-// written by other blocks in earlier waves: plain loads, never the read-only path. When n
-// allows (n % 4 == 0, n <= 4 * kNormVec * kThreads, x 16- and g 8-byte aligned), every
-// thread issues all its loads of x and g at once (float4 and 4 BF16; xn 16-byte aligned), so
-// the norm costs one memory round trip before its block reduction, not one per iteration.
+// written by other blocks in earlier waves (F32, or the FIXED64 residual): plain loads,
+// never the read-only path. When n allows (n % 4 == 0, n <= 4 * kNormVec * kThreads, x 16-
+// and g 8-byte aligned), every thread issues all its loads of x and g at once (4 elements
+// and 4 BF16; xn 16-byte aligned), so the norm costs one memory round trip before its block
+// reduction, not one per iteration.
 constexpr int kNormVec = 1;
 
-__device__ __forceinline__ void RmsNormToShared(const float* x, const uint16_t* g, int n, float eps,
+template <typename T>
+__device__ __forceinline__ void RmsNormToShared(const T* x, const uint16_t* g, int n, float eps,
                                                 float* xn, float* scratch) {
   const bool vec = (n & 3) == 0 && n <= 4 * kNormVec * kThreads &&
                    ((reinterpret_cast<uintptr_t>(x) & 15) | (reinterpret_cast<uintptr_t>(xn) & 15) |
@@ -210,7 +234,7 @@ __device__ __forceinline__ void RmsNormToShared(const float* x, const uint16_t* 
 #pragma unroll
     for (int u = 0; u < kNormVec; ++u) {
       const int i = 4 * (threadIdx.x + u * kThreads);
-      v[u] = i < n ? *reinterpret_cast<const float4*>(x + i) : make_float4(0, 0, 0, 0);
+      v[u] = i < n ? Load4(x, i) : make_float4(0, 0, 0, 0);
       gw[u] = i < n ? __ldg(reinterpret_cast<const uint2*>(g + i)) : make_uint2(0, 0);
     }
     float ss = 0;
@@ -229,7 +253,7 @@ __device__ __forceinline__ void RmsNormToShared(const float* x, const uint16_t* 
   } else {
     float ss = 0;
     for (int i = threadIdx.x; i < n; i += kThreads) {
-      const float v = x[i];
+      const float v = Load1(x, i);
       xn[i] = v;
       ss += v * v;
     }
@@ -264,6 +288,7 @@ struct StepContext {
   __device__ void* Buffer(uint32_t id) const { return const_cast<void*>(OperandTables(p, smem)[p.n_tensors + id]); }
   __device__ const uint16_t* Bf16Tensor(uint32_t id) const { return static_cast<const uint16_t*>(Tensor(id)); }
   __device__ float* F32(uint32_t id) const { return static_cast<float*>(Buffer(id)); }
+  __device__ long long* Fixed(uint32_t id) const { return static_cast<long long*>(Buffer(id)); }
 };
 
 // Phase boundary k (< kMaxPhases) inside a task, for the phase trace (WorkerParams::trace_phases;

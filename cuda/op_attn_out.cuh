@@ -1,6 +1,8 @@
 // ATTN_OUT: merge the attention chunks of every head, project with Wo, add the residual.
 //   m* = max_c m_c,  o_h = sum_c o_c e^(m_c - m*) / sum_c l_c e^(m_c - m*)   (chunks in order)
-//   x1[r] = x0[r] + sum_k Wo[r,k] * o[k]     Wo: (H, Q) bf16, r in [row_begin, row_end)
+//   x1[r] = real(x0[r]) + sum_k Wo[r,k] * o[k];  x0[r] = fix(x1[r])
+//   Wo: (H, Q) bf16, x0: the FIXED64 residual (aux_buf, read and rewritten: the FFN tasks add
+//   to it next), r in [row_begin, row_end)
 // Every task merges all heads itself (Q floats from L2) rather than waiting for a merge wave.
 // Chunks are added in index order; empty chunks (m = -inf, l = 0) contribute nothing and
 // are skipped without being read. The merge runs in three phases (every chunk's m and l;
@@ -132,11 +134,15 @@ __device__ __forceinline__ void OpAttnOut(const format::TaskRecord& t, const Ste
   }
   __syncthreads();
   PhaseMark(c, 0);
-  const float* resid = c.F32(t.aux_buf);
+  long long* resid = c.Fixed(t.aux_buf);
   float* out = c.F32(t.out_buf);
   const bool lane0 = (threadIdx.x & 31) == 0;
   WarpRowsGemv(t, c, c.Bf16Tensor(t.weight), attn, Q, [&](uint32_t r, float y) {
-    if (lane0) out[r] = resid[r] + y;
+    if (lane0) {
+      const float x1 = Real(resid[r]) + y;
+      out[r] = x1;
+      resid[r] = Fix(x1, c.p.residual_invalid);
+    }
   });
   __syncthreads();
 }

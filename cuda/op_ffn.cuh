@@ -1,8 +1,13 @@
 // FFN: rows [a, b) of the SwiGLU MLP, fused with the matching columns of the down projection.
 //   u = rmsnorm(x1) * g_ffn                         x1: (H,) f32
 //   h_j = silu(Wg[j] . u) * (Wu[j] . u)             Wg, Wu: (F, H) bf16, j in [a, b)
-//   part[slot, i] = sum_{j=a}^{b-1} h_j * WdT[j, i] WdT = Wdown^T: (F, H) bf16, i in [0, H)
-// No barrier between the up and down projections; FFN_REDUCE sums the parts in fixed order.
+//   x0[i] += fix(sum_{j=a}^{b-1} h_j * WdT[j, i])   WdT = Wdown^T: (F, H) bf16, i in [0, H)
+// No barrier between the up and down projections. The part goes into the FIXED64 residual
+// x0 by 64-bit integer adds (red.add.u64), whose sum does not depend on their order: no
+// reduction wave. The part is staged in shared memory first so that consecutive threads add
+// to consecutive words: a warp's 32 adds then fall in 8 sectors of 32 bytes, where adding
+// each thread's 8 consecutive outputs directly would touch 32 (4x the L2 atomic operations;
+// docs/PERFORMANCE.md, calls RD3 and RD4: +4.9% against -3.4% on the 1B).
 #pragma once
 #include "cuda/common.cuh"
 
@@ -40,7 +45,7 @@ __device__ __forceinline__ void OpFfn(const format::TaskRecord& t, const StepCon
   }
   __syncthreads();
   PhaseMark(c, 1);
-  float* out = c.F32(t.out_buf) + static_cast<size_t>(t.slot) * H;
+  float* part = xn;  // the part, staged: xn is free once gate/up are done (the barrier above)
   if ((H & 7) == 0) {
     // Rows of WdT loaded before they are used: 12 x 16 bytes a thread, 48 KB a SM in flight
     // for the 1B. 16 was slower (as in WarpDotBf16's kDotUnroll: docs/PERFORMANCE.md, v45);
@@ -71,16 +76,22 @@ __device__ __forceinline__ void OpFfn(const format::TaskRecord& t, const StepCon
         }
       }
 #pragma unroll
-      for (int k = 0; k < 8; ++k) out[i8 * 8 + k] = acc[k];
+      for (int k = 0; k < 8; ++k) part[i8 * 8 + k] = acc[k];
     }
   } else {
     for (int i = threadIdx.x; i < H; i += kThreads) {
       float acc = 0;
       for (int j = a; j < b; ++j) acc += hbuf[j - a] * Bf16(__ldg(wd + static_cast<size_t>(j) * H + i));
-      out[i] = acc;
+      part[i] = acc;
     }
   }
   __syncthreads();
+  unsigned long long* x0 = reinterpret_cast<unsigned long long*>(c.Fixed(t.out_buf));
+  for (int i = threadIdx.x; i < H; i += kThreads) {
+    const long long q = Fix(part[i], c.p.residual_invalid);
+    asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;\n" ::"l"(x0 + i), "l"(q) : "memory");
+  }
+  __syncthreads();  // part (xn's space) is reused by this block's next task
 }
 
 }  // namespace device

@@ -1,6 +1,7 @@
-// LM_HEAD: logits[r] = W[r] . rmsnorm(x0)   W: (V, H) bf16, r in [row_begin, row_end)
-//   cand[slot] = (max logit of the rows, lowest id among ties); a non-finite logit makes the
-//   slot's id kCandidateNonFinite so that selection stops the request.
+// LM_HEAD: logits[r] = W[r] . rmsnorm(real(x0))   W: (V, H) bf16, r in [row_begin, row_end)
+//   cand[slot] = (max logit of the rows, lowest id among ties); a non-finite logit, or a
+//   residual that went out of fix()'s range this request (WorkerParams::residual_invalid),
+//   makes the slot's id kCandidateNonFinite so that selection stops the request.
 #pragma once
 #include "cuda/common.cuh"
 
@@ -10,7 +11,7 @@ namespace device {
 __device__ __forceinline__ void OpLmHead(const format::TaskRecord& t, const StepContext& c) {
   const int H = c.p.hidden;
   float* xn = c.smem;
-  RmsNormToShared(c.F32(t.in_buf), c.Bf16Tensor(t.norm), H, c.p.rms_norm_eps, xn, c.scratch);
+  RmsNormToShared(c.Fixed(t.in_buf), c.Bf16Tensor(t.norm), H, c.p.rms_norm_eps, xn, c.scratch);
   PhaseMark(c, 0);
   float* logits = c.F32(t.out_buf);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -45,7 +46,8 @@ __device__ __forceinline__ void OpLmHead(const format::TaskRecord& t, const Step
         cand = Candidate{s_value[wi], s_id[wi]};
       }
     }
-    if (!all_finite) cand = Candidate{NAN, format::kCandidateNonFinite};
+    // The status word's adds came in earlier waves, before barriers: a plain load sees them.
+    if (!all_finite || *static_cast<volatile unsigned long long*>(c.p.residual_invalid) != 0) cand = Candidate{NAN, format::kCandidateNonFinite};
     static_cast<Candidate*>(c.Buffer(t.aux_buf))[t.slot] = cand;
   }
   __syncthreads();

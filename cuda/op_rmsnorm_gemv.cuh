@@ -1,5 +1,6 @@
 // RMSNORM_GEMV: y[r] = sum_k W[r,k] * rmsnorm(x)[k]
-//   W: (rows, K) bf16, x: (K,) f32, g: (K,) bf16, y: (rows,) f32, r in [row_begin, row_end)
+//   W: (rows, K) bf16, x: (K,) the FIXED64 residual, g: (K,) bf16, y: (rows,) f32,
+//   r in [row_begin, row_end)
 //   rmsnorm(x)[k] = x[k] * g[k] / sqrt(mean(x^2) + eps)
 // Every task recomputes the norm of its whole input: a K-float read and one reduction,
 // instead of a separate norm wave and its barrier. One warp per output row.
@@ -12,7 +13,7 @@ namespace device {
 __device__ __forceinline__ void OpRmsNormGemv(const format::TaskRecord& t, const StepContext& c,
                                               int k) {
   float* xn = c.smem;
-  RmsNormToShared(c.F32(t.in_buf), c.Bf16Tensor(t.norm), k, c.p.rms_norm_eps, xn, c.scratch);
+  RmsNormToShared(c.Fixed(t.in_buf), c.Bf16Tensor(t.norm), k, c.p.rms_norm_eps, xn, c.scratch);
   PhaseMark(c, 0);
   float* out = c.F32(t.out_buf);
   const bool lane0 = (threadIdx.x & 31) == 0;

@@ -13,7 +13,6 @@
 #include "cuda/op_attn_out.cuh"
 #include "cuda/op_embed.cuh"
 #include "cuda/op_ffn.cuh"
-#include "cuda/op_ffn_reduce.cuh"
 #include "cuda/op_lm_head.cuh"
 #include "cuda/op_rmsnorm_gemv.cuh"
 #include "cuda/op_sample.cuh"
@@ -32,7 +31,6 @@ __device__ __forceinline__ void RunTask(const format::TaskRecord& t, const StepC
     case format::Opcode::ATTENTION: OpAttention(t, c); break;
     case format::Opcode::ATTN_OUT: OpAttnOut(t, c); break;
     case format::Opcode::FFN: OpFfn(t, c); break;
-    case format::Opcode::FFN_REDUCE: OpFfnReduce(t, c); break;
     case format::Opcode::LM_HEAD: OpLmHead(t, c); break;
     default: break;  // unreachable: the host validated every opcode
   }
@@ -211,7 +209,6 @@ size_t WorkerSharedBytes(int hidden, int q_dim, int head_dim, int group, int max
   const size_t floats = std::max({static_cast<size_t>(hidden) + max_task_rows,
                                   static_cast<size_t>(q_dim) + 2 * static_cast<size_t>(heads) * chunks,  // ATTN_OUT
                                   attention,
-                                  static_cast<size_t>(device::kThreads),  // FFN_REDUCE
                                   (sizeof(device::SampleShared) + sizeof(float) - 1) / sizeof(float)});
   return floats * sizeof(float);
 }

@@ -51,7 +51,7 @@ struct WorkerParams {
 
   // Operands by id.
   const void* const* tensors;         // device pointer per tensor id
-  void* const* buffers;               // device pointer per buffer id (ACTIVATION: float*)
+  void* const* buffers;               // device pointer per buffer id (ACTIVATION F32: float*, FIXED64: long long*)
 
   // Dynamic shared memory: a work area (work_bytes); then the operand tables (tables_bytes:
   // n_tensors tensor addresses, then n_buffers buffer addresses), copied once per launch so
@@ -76,6 +76,12 @@ struct WorkerParams {
   int n_cand;
   uint32_t buf_logits;
   int vocab;
+
+  // Device word: how many fix() conversions of the residual (FIXED64, format_spec) saw a
+  // value outside their range since the request's first step; nonzero makes every LM_HEAD
+  // candidate kCandidateNonFinite. The host zeroes it before a launch that starts at
+  // position 0.
+  unsigned long long* residual_invalid;
 
   // Sampling (cuda/sample.h); temperature 0: greedy from the candidate slots.
   float temperature;

@@ -52,14 +52,29 @@ void Rope(float* v, const float* inv_freq, int hd, int pos) {
   }
 }
 
+// FIXED64 (format_spec): units of 2^-32; kFixedPoison marks an element no task wrote.
+constexpr float kFixedScale = 4294967296.0f;  // 2^kFixedFractionBits
+static_assert(format::kFixedFractionBits == 32, "kFixedScale is 2^32");
+constexpr int64_t kFixedPoison = std::numeric_limits<int64_t>::min();
+
 }  // namespace
+
+std::vector<float> CpuExecutor::RealVector(uint32_t buffer, int n) const {
+  std::vector<float> x(n);
+  for (int i = 0; i < n; ++i) x[i] = Real(fixed_[buffer][i]);
+  return x;
+}
 
 CpuExecutor::CpuExecutor(const Package& pkg, int threads) : pkg_(pkg) {
   const auto buffers = pkg.buffers();
   f32_.resize(buffers.size);
+  fixed_.resize(buffers.size);
   for (size_t b = 0; b < buffers.size; ++b) {
-    if (buffers[b].kind == static_cast<uint32_t>(format::BufferKind::ACTIVATION)) {
-      // Poison: a read of an element no task wrote shows up as NaN, never as a plausible 0.
+    if (buffers[b].kind != static_cast<uint32_t>(format::BufferKind::ACTIVATION)) continue;
+    // Poison: a read of an element no task wrote shows up as NaN, never as a plausible 0.
+    if (buffers[b].dtype == static_cast<uint32_t>(format::DType::FIXED64)) {
+      fixed_[b].assign(buffers[b].elements, kFixedPoison);
+    } else {
       f32_[b].assign(buffers[b].elements, std::numeric_limits<float>::quiet_NaN());
     }
   }
@@ -121,10 +136,24 @@ void CpuExecutor::RunParallel(size_t first, size_t count) {
   done_cv_.wait(lock, [&] { return pending_ == 0; });
 }
 
+int64_t CpuExecutor::Fix(float v) {
+  if (!(std::fabs(v) <= format::kFixedMaxMagnitude)) {  // NaN too
+    residual_invalid_ = true;
+    return 0;
+  }
+  return static_cast<int64_t>(std::nearbyint(v * kFixedScale));  // exact product; ties to even
+}
+
+float CpuExecutor::Real(int64_t q) {
+  if (q == kFixedPoison) return std::numeric_limits<float>::quiet_NaN();
+  return static_cast<float>(q) * (1.0f / kFixedScale);  // q rounded to the nearest float
+}
+
 void CpuExecutor::Step(int token, int pos, bool logits) {
   CheckStep(pkg_, token, pos);
   token_ = token;
   pos_ = pos;
+  if (pos == 0) residual_invalid_ = false;  // a new request
   const auto waves = pkg_.waves();
   for (size_t w = 0; w < waves.size; ++w) {
     const format::WaveRecord& wave = waves[w];
@@ -152,14 +181,14 @@ void CpuExecutor::RunTask(const format::TaskRecord& t) {
   switch (static_cast<Opcode>(t.opcode)) {
     case Opcode::EMBED: {
       const uint16_t* row = bf16(t.weight) + static_cast<size_t>(token_) * H;
-      float* out = f32_[t.out_buf].data();
-      for (uint32_t r = t.row_begin; r < t.row_end; ++r) out[r] = Bf16ToF32(row[r]);
+      int64_t* out = fixed_[t.out_buf].data();
+      for (uint32_t r = t.row_begin; r < t.row_end; ++r) out[r] = Fix(Bf16ToF32(row[r]));
       break;
     }
     case Opcode::RMSNORM_GEMV: {
       const int K = static_cast<int>(pkg_.tensors()[t.weight].cols);
-      std::vector<float> xn(K);
-      RmsNorm(f32_[t.in_buf].data(), bf16(t.norm), K, m.rms_norm_eps, xn.data());
+      std::vector<float> x = RealVector(t.in_buf, K), xn(K);
+      RmsNorm(x.data(), bf16(t.norm), K, m.rms_norm_eps, xn.data());
       const uint16_t* w = bf16(t.weight);
       float* out = f32_[t.out_buf].data();
       for (uint32_t r = t.row_begin; r < t.row_end; ++r) out[r] = DotBf16(w + size_t(r) * K, xn.data(), K);
@@ -233,9 +262,12 @@ void CpuExecutor::RunTask(const format::TaskRecord& t) {
         for (int d = 0; d < HD; ++d) o[d] /= l;
       }
       const uint16_t* w = bf16(t.weight);
-      const float* resid = f32_[t.aux_buf].data();
+      int64_t* resid = fixed_[t.aux_buf].data();
       float* out = f32_[t.out_buf].data();
-      for (uint32_t r = t.row_begin; r < t.row_end; ++r) out[r] = resid[r] + DotBf16(w + size_t(r) * Q, attn.data(), Q);
+      for (uint32_t r = t.row_begin; r < t.row_end; ++r) {
+        out[r] = Real(resid[r]) + DotBf16(w + size_t(r) * Q, attn.data(), Q);
+        resid[r] = Fix(out[r]);  // the FFN tasks add to it next
+      }
       break;
     }
     case Opcode::FFN: {
@@ -249,23 +281,16 @@ void CpuExecutor::RunTask(const format::TaskRecord& t) {
         const uint16_t* drow = wd + size_t(j) * H;
         for (int i = 0; i < H; ++i) acc[i] += hj * Bf16ToF32(drow[i]);
       }
-      std::copy(acc.begin(), acc.end(), f32_[t.out_buf].data() + size_t(t.slot) * H);
-      break;
-    }
-    case Opcode::FFN_REDUCE: {
-      const float* part = f32_[t.in_buf].data();
-      const float* resid = f32_[t.aux_buf].data();
-      float* out = f32_[t.out_buf].data();
-      for (uint32_t r = t.row_begin; r < t.row_end; ++r) {
-        float sum = 0;
-        for (uint32_t s = 0; s < t.param0; ++s) sum += part[size_t(s) * H + r];
-        out[r] = resid[r] + sum;
-      }
+      std::vector<int64_t> part(H);
+      for (int i = 0; i < H; ++i) part[i] = Fix(acc[i]);
+      std::lock_guard<std::mutex> lock(accumulate_mu_);  // integer adds: any order, same sum
+      int64_t* out = fixed_[t.out_buf].data();
+      for (int i = 0; i < H; ++i) out[i] += part[i];
       break;
     }
     case Opcode::LM_HEAD: {
-      std::vector<float> xn(H);
-      RmsNorm(f32_[t.in_buf].data(), bf16(t.norm), H, m.rms_norm_eps, xn.data());
+      std::vector<float> x = RealVector(t.in_buf, H), xn(H);
+      RmsNorm(x.data(), bf16(t.norm), H, m.rms_norm_eps, xn.data());
       const uint16_t* w = bf16(t.weight);
       float* logits = f32_[t.out_buf].data();
       Candidate best{-std::numeric_limits<float>::infinity(), -1};
@@ -276,7 +301,9 @@ void CpuExecutor::RunTask(const format::TaskRecord& t) {
         if (!std::isfinite(v)) finite = false;
         if (best.id < 0 || v > best.value) best = Candidate{v, static_cast<int32_t>(r)};
       }
-      if (!finite) best = Candidate{std::numeric_limits<float>::quiet_NaN(), format::kCandidateNonFinite};
+      if (!finite || residual_invalid_) {
+        best = Candidate{std::numeric_limits<float>::quiet_NaN(), format::kCandidateNonFinite};
+      }
       cand_[t.slot] = best;
       break;
     }

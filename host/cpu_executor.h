@@ -4,6 +4,7 @@
 // Machines without a GPU decode with it; tests use it as the reference for the GPU path.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -43,8 +44,19 @@ class CpuExecutor : public Executor {
   void RunParallel(size_t first, size_t count);
   void PoolLoop(int index);
 
+  // format_spec's fix() and real() of the FIXED64 residual; Fix marks the request invalid
+  // (residual_invalid_) for a value outside its range.
+  int64_t Fix(float v);
+  static float Real(int64_t q);
+  std::vector<float> RealVector(uint32_t buffer, int n) const;  // real() of a FIXED64 buffer's first n
+
   const Package& pkg_;
-  std::vector<std::vector<float>> f32_;     // ACTIVATION buffers, by id
+  std::vector<std::vector<float>> f32_;     // ACTIVATION F32 buffers, by id
+  std::vector<std::vector<int64_t>> fixed_;  // ACTIVATION FIXED64 buffers (the residual), by id
+  std::mutex accumulate_mu_;                // the FFN tasks' adds into a FIXED64 buffer
+  // A fix() saw an out-of-range value since the request's first step (pos 0): every
+  // candidate is then kCandidateNonFinite (format_spec).
+  std::atomic<bool> residual_invalid_{false};
   std::vector<uint16_t> kv_cache_;          // (layers, 2, max_context, KV) BF16
   std::vector<Candidate> cand_;
   int token_ = 0, pos_ = 0;

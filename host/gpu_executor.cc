@@ -143,13 +143,15 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   CUDA_CHECK(cudaMemcpy(weights, pkg.weights(), pkg.weights_bytes(), cudaMemcpyHostToDevice));
   std::vector<const void*> tensor_ptrs(pkg.tensors().size);
   for (size_t i = 0; i < tensor_ptrs.size(); ++i) tensor_ptrs[i] = weights + pkg.tensors()[i].offset;
-  // Buffers, poisoned: NaN for FP32 and BF16, so a read of something never written shows.
+  // Buffers, poisoned: NaN for FP32 and BF16, and 0x8080... for FIXED64 (about -2^31, no
+  // plausible residual), so a read of something never written shows.
   const auto buffers = pkg.buffers();
   std::vector<void*> buffer_ptrs(buffers.size);
   for (size_t b = 0; b < buffers.size; ++b) {
     const size_t bytes = buffers[b].elements * format::DTypeBytes(buffers[b].dtype);
     buffer_ptrs[b] = Alloc(bytes, "a plan buffer");
-    CUDA_CHECK(cudaMemset(buffer_ptrs[b], 0xFF, bytes));
+    const bool fixed = buffers[b].dtype == static_cast<uint32_t>(format::DType::FIXED64);
+    CUDA_CHECK(cudaMemset(buffer_ptrs[b], fixed ? 0x80 : 0xFF, bytes));
   }
   auto upload = [&](const void* data, size_t bytes, const char* what) {
     void* d = Alloc(bytes, what);
@@ -185,6 +187,8 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   params_.buf_logits = p.buf_logits;
   params_.vocab = m.vocab;
   params_.sampled = static_cast<int32_t*>(Alloc(sizeof(int32_t), "the sampled token"));
+  params_.residual_invalid = static_cast<unsigned long long*>(Alloc(sizeof(unsigned long long), "the residual's status"));
+  CUDA_CHECK(cudaMemset(params_.residual_invalid, 0, sizeof(unsigned long long)));
   params_.cancel_seen = static_cast<int32_t*>(Alloc(2 * sizeof(int32_t), "the cancel words"));
   params_.forced = static_cast<const int32_t*>(Alloc(kMaxStepsPerLaunch * sizeof(int32_t), "the launch inputs"));
   void* device_ptr = nullptr;
@@ -279,6 +283,9 @@ int32_t GpuExecutor::Run(const Launch& launch, const std::function<bool(int32_t)
   const int32_t running = kStatusRunning, zero = 0;
   CUDA_CHECK(cudaMemcpy(p.out_status, &running, 4, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(p.out_count, &zero, 4, cudaMemcpyHostToDevice));
+  if (launch.start_pos == 0) {  // a new request: no out-of-range residual yet (WorkerParams)
+    CUDA_CHECK(cudaMemset(p.residual_invalid, 0, sizeof(unsigned long long)));
+  }
   for (int n = 0; n < kMaxStepsPerLaunch; ++n) slots_[n] = 0;
   *cancel_ = 0;
   std::atomic_thread_fence(std::memory_order_seq_cst);

@@ -296,7 +296,6 @@ void Package::ParseMeta() {
     plan_.buf_x1 = id(b, "x1");
     plan_.buf_qkv = id(b, "qkv");
     plan_.buf_attn = id(b, "attn");
-    plan_.buf_ffn_part = id(b, "ffn_part");
     plan_.buf_logits = id(b, "logits");
     plan_.buf_cand = id(b, "cand");
     plan_.buf_kv_cache = id(b, "kv_cache");
@@ -328,7 +327,7 @@ void Package::ParseMeta() {
   positive(plan_.max_context, "plan.max_context", 1 << 20);
   positive(plan_.attention_chunks, "plan.attention_chunks", 1 << 16);
   positive(plan_.attention_min_chunk, "plan.attention_min_chunk", 1 << 20);
-  positive(plan_.ffn_parts, "plan.ffn_parts", 1 << 16);
+  positive(plan_.ffn_parts, "plan.ffn_parts", static_cast<int>(format::kFfnMaxParts));  // the fixed-point headroom
   positive(plan_.lm_head_slots, "plan.lm_head_slots", 1 << 16);
   if (model_.heads % model_.kv_heads != 0 || model_.head_dim % 2 != 0) {
     throw Error(path_ + ": model heads (" + std::to_string(model_.heads) + ") must be a multiple of "
@@ -339,8 +338,8 @@ void Package::ParseMeta() {
                 std::to_string(plan_.tasks) + " tasks) disagree with the sections (" +
                 std::to_string(waves_.size) + ", " + std::to_string(tasks_.size) + ")");
   }
-  for (uint32_t id : {plan_.buf_x0, plan_.buf_x1, plan_.buf_qkv, plan_.buf_attn, plan_.buf_ffn_part,
-                      plan_.buf_logits, plan_.buf_cand, plan_.buf_kv_cache}) {
+  for (uint32_t id : {plan_.buf_x0, plan_.buf_x1, plan_.buf_qkv, plan_.buf_attn, plan_.buf_logits,
+                      plan_.buf_cand, plan_.buf_kv_cache}) {
     if (id >= buffers_.size) throw Error(path_ + ": meta.plan.buffers names buffer id " + std::to_string(id) + ", which does not exist");
   }
   for (uint32_t id : {plan_.tensor_embed, plan_.tensor_rope}) {

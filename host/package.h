@@ -40,8 +40,8 @@ struct TargetInfo {
 struct PlanParams {
   int workers = 0, waves = 0, tasks = 0, max_context = 0;
   int attention_chunks = 0, attention_min_chunk = 0, ffn_parts = 0, lm_head_slots = 0;
-  uint32_t buf_x0 = 0, buf_x1 = 0, buf_qkv = 0, buf_attn = 0, buf_ffn_part = 0, buf_logits = 0,
-           buf_cand = 0, buf_kv_cache = 0;
+  uint32_t buf_x0 = 0, buf_x1 = 0, buf_qkv = 0, buf_attn = 0, buf_logits = 0, buf_cand = 0,
+           buf_kv_cache = 0;
   uint32_t tensor_embed = 0, tensor_rope = 0;
 };
 

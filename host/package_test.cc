@@ -225,8 +225,8 @@ TEST_P(GoldenTest, OpensValidatesAndMetaMatches) {
   EXPECT_EQ(m.tied, g.tied);
   const PlanParams& p = pkg->plan();
   EXPECT_EQ(p.workers, 20);  // rtx3050: 20 SMs x 1 worker
-  EXPECT_EQ(p.waves, 12);    // EMBED, 5 per layer, LM_HEAD
-  EXPECT_EQ(pkg->waves().size, 12u);
+  EXPECT_EQ(p.waves, 10);    // EMBED, 4 per layer, LM_HEAD
+  EXPECT_EQ(pkg->waves().size, 10u);
   EXPECT_EQ(p.max_context, g.max_context);
   EXPECT_EQ(static_cast<size_t>(p.tasks), pkg->tasks().size);
   EXPECT_FALSE(pkg->stop_token_ids().empty());
@@ -527,15 +527,15 @@ TEST_F(PlanRefusalTest, AttentionChunkPlannedTwice) {
 }
 
 TEST_F(PlanRefusalTest, ReaderMovedToAnEarlierWaveThanItsProducer) {
-  // The first ATTN_OUT task of layer 0 moved into the QKV wave: attn is not written yet.
+  // The first ATTN_OUT task of layer 0 moved into the QKV wave: it rewrites residual rows
+  // (fix(x1)) that the QKV tasks of that wave read.
   size_t ti = 0;
   const std::string bytes = MoveTask(Find(Opcode::ATTN_OUT, 0), 1, &ti);
   const std::string msg = Refusal(bytes);
   const auto moved = Package::Open(path_);
   EXPECT_EQ(moved->tasks()[ti].opcode, static_cast<uint16_t>(Opcode::ATTN_OUT));
-  ExpectMentions(msg, {Names(ti, moved->tasks()[ti]), "wave 1, worker 19",
-                       "reads element 0 of buffer " + std::to_string(pkg_->plan().buf_attn),
-                       "before any earlier wave writes it"});
+  ExpectMentions(msg, {"(RMSNORM_GEMV, wave 1", "reads element 0 of buffer " + std::to_string(pkg_->plan().buf_x0),
+                       Names(ti, moved->tasks()[ti]), "wave 1, worker 19", "writes with no barrier between them"});
 }
 
 TEST_F(PlanRefusalTest, ReaderMovedIntoTheWaveOfItsProducer) {
@@ -551,17 +551,19 @@ TEST_F(PlanRefusalTest, ReaderMovedIntoTheWaveOfItsProducer) {
 }
 
 TEST_F(PlanRefusalTest, ReadOfABufferNothingWroteYet) {
-  // Layer 0's QKV reads x1, which nothing wrote yet this token.
-  const std::string msg = Refusal(RewriteTasks(golden_, [&](std::vector<TaskRecord>& tasks) {
+  // Layer 0's ATTN_OUT merges a buffer of attn's shape that no task writes.
+  const format::BufferRecord& attn = pkg_->buffers()[pkg_->plan().buf_attn];
+  BufferRecord ghost = attn;
+  std::memset(ghost.name, 0, sizeof(ghost.name));
+  std::memcpy(ghost.name, "ghost", 6);
+  const uint32_t id = static_cast<uint32_t>(pkg_->buffers().size);
+  const std::string msg = Refusal(RewriteTasks(AppendRecord(golden_, "buffers", ghost), [&](std::vector<TaskRecord>& tasks) {
     for (TaskRecord& t : tasks) {
-      if (t.opcode == static_cast<uint16_t>(Opcode::RMSNORM_GEMV) && t.layer == 0) {
-        t.in_buf = pkg_->plan().buf_x1;
-      }
+      if (t.opcode == static_cast<uint16_t>(Opcode::ATTN_OUT) && t.layer == 0) t.in_buf = id;
     }
   }));
-  ExpectMentions(msg, {Names(Find(Opcode::RMSNORM_GEMV, 0)),
-                       "reads element 0 of buffer " + std::to_string(pkg_->plan().buf_x1) +
-                           " before any earlier wave writes it"});
+  ExpectMentions(msg, {Names(Find(Opcode::ATTN_OUT, 0)),
+                       "reads element 0 of buffer " + std::to_string(id) + " before any earlier wave writes it"});
 }
 
 TEST_F(PlanRefusalTest, NoBarrierAfterTheQkvWave) {
@@ -617,7 +619,7 @@ TEST_F(PlanRefusalTest, WorkerOutOfRange) {
   const std::string msg = Refusal(RewriteTasks(golden_, [&](std::vector<TaskRecord>& t) {
     t[ti].worker = 20;
   }));
-  ExpectMentions(msg, {"task " + std::to_string(ti) + " (LM_HEAD, wave 11, worker 20",
+  ExpectMentions(msg, {"task " + std::to_string(ti) + " (LM_HEAD, wave 9, worker 20",
                        "worker is outside the plan's 20 workers"});
 }
 
@@ -669,7 +671,7 @@ TEST_F(PlanRefusalTest, ActivationBufferOfTheWrongDtype) {
       golden_, "buffers", [&](std::vector<format::BufferRecord>& b) {
         b[pkg_->plan().buf_x0].dtype = static_cast<uint32_t>(format::DType::BF16);
       }));
-  ExpectMentions(msg, {"'x0' of the wrong dtype for its kind"});
+  ExpectMentions(msg, {"'x0' of the wrong dtype (FIXED64 needed)"});
 }
 
 TEST_F(PlanRefusalTest, AttentionWaveOfAnotherLayer) {
@@ -701,21 +703,32 @@ TEST_F(PlanRefusalTest, WrongBufferKind) {
   ExpectMentions(msg, {Names(ti), "aux_buf names buffer 'x1' of the wrong kind"});
 }
 
-TEST_F(PlanRefusalTest, FfnReducePartsMismatch) {
-  const size_t ti = Find(Opcode::FFN_REDUCE, 1);
-  const std::string msg = Refusal(RewriteTasks(golden_, [&](std::vector<TaskRecord>& t) {
-    t[ti].param0 = 5;
+TEST_F(PlanRefusalTest, ResidualReadWhileTheFfnAddsToIt) {
+  // No barrier after layer 0's FFN wave (wave 4): layer 1's QKV would read the residual
+  // while the FFN tasks still add their parts to it.
+  const std::string msg = Refusal(RewriteWaves(golden_, [&](std::vector<WaveRecord>& w) {
+    w[4].sync = static_cast<uint32_t>(format::Sync::SYNC_NONE);
   }));
-  ExpectMentions(msg, {Names(ti), "param0 (parts) differs from plan.ffn_parts"});
+  ExpectMentions(msg, {"(RMSNORM_GEMV, wave 5", "reads element 0 of buffer 0", "(FFN, wave 4",
+                       "accumulates into with no barrier between them"});
+}
+
+TEST_F(PlanRefusalTest, ResidualSeedAndAddsInOneEpoch) {
+  // No barrier after layer 1's ATTN_OUT (wave 7): its fix(x1) writes would meet the FFN's adds.
+  const std::string msg = Refusal(RewriteWaves(golden_, [&](std::vector<WaveRecord>& w) {
+    w[7].sync = static_cast<uint32_t>(format::Sync::SYNC_NONE);
+  }));
+  ExpectMentions(msg, {"(FFN, wave 8", "accumulates into element", "(ATTN_OUT, wave 7",
+                       "writes in the same barrier epoch"});
 }
 
 TEST_F(PlanRefusalTest, MetaLogitsOrCandidatesNameTheKvCache) {
   // Found fuzzing (tests/fuzz): the final coverage loops indexed the K/V cache's (empty) tracking.
-  ExpectMentions(Refusal(RewriteMeta(golden_, "\"logits\":5", "\"logits\":7")),
-                 {"meta.plan.buffers.logits names buffer 7 'kv_cache'",
+  ExpectMentions(Refusal(RewriteMeta(golden_, "\"logits\":4", "\"logits\":6")),
+                 {"meta.plan.buffers.logits names buffer 6 'kv_cache'",
                   "must be of kind ACTIVATION with 97 elements"});
-  ExpectMentions(Refusal(RewriteMeta(golden_, "\"cand\":6", "\"cand\":7")),
-                 {"meta.plan.buffers.cand names buffer 7 'kv_cache'",
+  ExpectMentions(Refusal(RewriteMeta(golden_, "\"cand\":5", "\"cand\":6")),
+                 {"meta.plan.buffers.cand names buffer 6 'kv_cache'",
                   "must be of kind CANDIDATES with 20 elements"});
 }
 
@@ -731,7 +744,7 @@ TEST_F(PlanRefusalTest, HugeBufferNamedOnlyByAnIgnoredField) {
   const size_t ti = Find(Opcode::EMBED, 0);
   const std::string msg = Refusal(RewriteTasks(
       AppendRecord(golden_, "buffers", huge), [&](std::vector<TaskRecord>& t) { t[ti].in_buf = id; }));
-  ExpectMentions(msg, {"ACTIVATION and CANDIDATES buffers up to 8 'huge' hold 1099511630137"});
+  ExpectMentions(msg, {"ACTIVATION and CANDIDATES buffers up to 7 'huge' hold 1099511628697"});
 }
 
 // --- target check -----------------------------------------------------------------------------

@@ -38,18 +38,23 @@ class Checker {
     Expect(id < pkg_.tensors().size, std::string(field) + " names tensor " + std::to_string(id) + ", which does not exist");
     return pkg_.tensors()[id];
   }
-  const format::BufferRecord& Buffer(uint32_t id, const char* field, format::BufferKind kind) const {
+  // `fixed`: the operand is the residual stream, an ACTIVATION of dtype FIXED64.
+  const format::BufferRecord& Buffer(uint32_t id, const char* field, format::BufferKind kind,
+                                     bool fixed = false) const {
     Expect(id < pkg_.buffers().size, std::string(field) + " names buffer " + std::to_string(id) + ", which does not exist");
     const format::BufferRecord& b = pkg_.buffers()[id];
     Expect(b.kind == static_cast<uint32_t>(kind), std::string(field) + " names buffer '" +
            Package::Name(b.name, sizeof(b.name)) + "' of the wrong kind");
-    // Executors size buffers by dtype but write FP32 activations, BF16 K/V and 8-byte
-    // candidates: any other dtype would make them write past the buffer.
-    const format::DType want = kind == format::BufferKind::ACTIVATION ? format::DType::F32
-                               : kind == format::BufferKind::KV_CACHE ? format::DType::BF16
-                                                                      : format::DType::CANDIDATE;
+    // Executors size buffers by dtype and write each operand as its opcode defines it
+    // (FP32 activations, the FIXED64 residual, BF16 K/V, 8-byte candidates): any other
+    // dtype would make them read or write past the buffer.
+    const format::DType want = fixed                                  ? format::DType::FIXED64
+                               : kind == format::BufferKind::ACTIVATION ? format::DType::F32
+                               : kind == format::BufferKind::KV_CACHE   ? format::DType::BF16
+                                                                        : format::DType::CANDIDATE;
     Expect(b.dtype == static_cast<uint32_t>(want), std::string(field) + " names buffer '" +
-           Package::Name(b.name, sizeof(b.name)) + "' of the wrong dtype for its kind");
+           Package::Name(b.name, sizeof(b.name)) + "' of the wrong dtype (" + format::DTypeName(want) +
+           " needed)");
     return b;
   }
   void Shape(const format::TensorRecord& w, uint64_t rows, uint64_t cols, const char* field) const {
@@ -92,7 +97,7 @@ void CheckOperands(const Package& pkg, size_t index) {
       const auto& w = c.Tensor(t.weight, "weight");
       c.Bf16(w, "weight");
       c.Shape(w, V, H, "weight");
-      c.Elements(c.Buffer(t.out_buf, "out_buf", K::ACTIVATION), H, "out_buf");
+      c.Elements(c.Buffer(t.out_buf, "out_buf", K::ACTIVATION, /*fixed=*/true), H, "out_buf");
       c.Rows(H);
       break;
     }
@@ -101,7 +106,7 @@ void CheckOperands(const Package& pkg, size_t index) {
       c.Bf16(w, "weight");
       c.Expect(w.cols == H, "weight must have the hidden size as columns");
       c.Shape(c.Tensor(t.norm, "norm"), H, 1, "norm");
-      c.Elements(c.Buffer(t.in_buf, "in_buf", K::ACTIVATION), H, "in_buf");
+      c.Elements(c.Buffer(t.in_buf, "in_buf", K::ACTIVATION, /*fixed=*/true), H, "in_buf");
       c.Elements(c.Buffer(t.out_buf, "out_buf", K::ACTIVATION), w.rows, "out_buf");
       c.Rows(w.rows);
       break;
@@ -129,7 +134,7 @@ void CheckOperands(const Package& pkg, size_t index) {
       c.Expect(t.param1 == static_cast<uint32_t>(p.attention_chunks), "param1 (n_chunks) differs from plan.attention_chunks");
       c.Elements(c.Buffer(t.in_buf, "in_buf", K::ACTIVATION),
                  uint64_t(p.attention_chunks) * m.heads * (HD + 2), "in_buf");
-      c.Elements(c.Buffer(t.aux_buf, "aux_buf", K::ACTIVATION), H, "aux_buf");
+      c.Elements(c.Buffer(t.aux_buf, "aux_buf", K::ACTIVATION, /*fixed=*/true), H, "aux_buf");
       c.Elements(c.Buffer(t.out_buf, "out_buf", K::ACTIVATION), H, "out_buf");
       c.Rows(H);
       break;
@@ -142,17 +147,9 @@ void CheckOperands(const Package& pkg, size_t index) {
       }
       c.Shape(c.Tensor(t.norm, "norm"), H, 1, "norm");
       c.Elements(c.Buffer(t.in_buf, "in_buf", K::ACTIVATION), H, "in_buf");
-      c.Elements(c.Buffer(t.out_buf, "out_buf", K::ACTIVATION), uint64_t(p.ffn_parts) * H, "out_buf");
+      c.Elements(c.Buffer(t.out_buf, "out_buf", K::ACTIVATION, /*fixed=*/true), H, "out_buf");
       c.Expect(t.slot < static_cast<uint32_t>(p.ffn_parts), "slot is not below plan.ffn_parts");
       c.Rows(F);
-      break;
-    }
-    case Opcode::FFN_REDUCE: {
-      c.Expect(t.param0 == static_cast<uint32_t>(p.ffn_parts), "param0 (parts) differs from plan.ffn_parts");
-      c.Elements(c.Buffer(t.in_buf, "in_buf", K::ACTIVATION), uint64_t(p.ffn_parts) * H, "in_buf");
-      c.Elements(c.Buffer(t.aux_buf, "aux_buf", K::ACTIVATION), H, "aux_buf");
-      c.Elements(c.Buffer(t.out_buf, "out_buf", K::ACTIVATION), H, "out_buf");
-      c.Rows(H);
       break;
     }
     case Opcode::LM_HEAD: {
@@ -160,7 +157,7 @@ void CheckOperands(const Package& pkg, size_t index) {
       c.Bf16(w, "weight");
       c.Shape(w, V, H, "weight");
       c.Shape(c.Tensor(t.norm, "norm"), H, 1, "norm");
-      c.Elements(c.Buffer(t.in_buf, "in_buf", K::ACTIVATION), H, "in_buf");
+      c.Elements(c.Buffer(t.in_buf, "in_buf", K::ACTIVATION, /*fixed=*/true), H, "in_buf");
       c.Elements(c.Buffer(t.out_buf, "out_buf", K::ACTIVATION), V, "out_buf");
       c.Elements(c.Buffer(t.aux_buf, "aux_buf", K::CANDIDATES), p.lm_head_slots, "aux_buf");
       c.Expect(t.slot < static_cast<uint32_t>(p.lm_head_slots), "slot is not below plan.lm_head_slots");
@@ -200,21 +197,15 @@ TaskAccess AccessOf(const TaskRecord& t, const ModelConfig& m) {
       a.writes.push_back({t.out_buf, row * (HD + 2), (row + group) * (HD + 2)});
       break;
     }
-    case Opcode::ATTN_OUT:
+    case Opcode::ATTN_OUT:  // x1 rows, and the residual's rows rewritten as fix(x1)
       a.reads.push_back({t.in_buf, 0, uint64_t(t.param1) * m.heads * (HD + 2)});
       a.reads.push_back({t.aux_buf, t.row_begin, t.row_end});
       a.writes.push_back({t.out_buf, t.row_begin, t.row_end});
+      a.writes.push_back({t.aux_buf, t.row_begin, t.row_end});
       break;
-    case Opcode::FFN:
+    case Opcode::FFN:  // its part added to every element of the residual
       a.reads.push_back({t.in_buf, 0, H});
-      a.writes.push_back({t.out_buf, uint64_t(t.slot) * H, uint64_t(t.slot + 1) * H});
-      break;
-    case Opcode::FFN_REDUCE:
-      for (uint64_t s = 0; s < t.param0; ++s) {
-        a.reads.push_back({t.in_buf, s * H + t.row_begin, s * H + t.row_end});
-      }
-      a.reads.push_back({t.aux_buf, t.row_begin, t.row_end});
-      a.writes.push_back({t.out_buf, t.row_begin, t.row_end});
+      a.accumulates.push_back({t.out_buf, 0, H});
       break;
     case Opcode::LM_HEAD:
       a.reads.push_back({t.in_buf, 0, H});
@@ -291,12 +282,14 @@ void ValidatePlan(const Package& pkg) {
   }
 
   // Symbolic token: per element of every ACTIVATION/CANDIDATES buffer, the epoch that last
-  // wrote it (-1: not yet this token) and, within the current epoch, the writing task.
-  std::vector<std::vector<int32_t>> written(buffers.size), writer(buffers.size);
+  // wrote it (-1: not yet this token) and, within the current epoch, the writing task and a
+  // task that adds to it (accumulates).
+  std::vector<std::vector<int32_t>> written(buffers.size), writer(buffers.size), adder(buffers.size);
   for (size_t b = 0; b < buffers.size; ++b) {
     if (buffers[b].kind != static_cast<uint32_t>(format::BufferKind::KV_CACHE)) {
       written[b].assign(buffers[b].elements, -1);
       writer[b].assign(buffers[b].elements, -1);
+      adder[b].assign(buffers[b].elements, -1);
     }
   }
   auto check_range = [&](size_t i, const Range& r, const char* what) {
@@ -330,10 +323,36 @@ void ValidatePlan(const Package& pkg) {
         }
       }
     }
+    // Accumulations: the adds' order is free, so their sum is only final at the barrier; the
+    // starting value is an earlier epoch's write.
+    for (size_t i = first_task; i < end_task; ++i) {
+      for (const Range& r : access[i - first_task].accumulates) {
+        check_range(i, r, "accumulate");
+        for (uint64_t e = r.begin; e < r.end; ++e) {
+          const int32_t who = writer[r.buffer][e];
+          if (who >= 0) {
+            throw Error(where + Describe(i, tasks[i]) + ": accumulates into element " + std::to_string(e) +
+                        " of buffer " + std::to_string(r.buffer) + ", which " + Describe(who, tasks[who]) +
+                        " writes in the same barrier epoch");
+          }
+          if (written[r.buffer][e] < 0 &&
+              buffers[r.buffer].kind == static_cast<uint32_t>(format::BufferKind::ACTIVATION)) {
+            throw Error(where + Describe(i, tasks[i]) + ": accumulates into element " + std::to_string(e) +
+                        " of buffer " + std::to_string(r.buffer) + " before any earlier wave writes it");
+          }
+          adder[r.buffer][e] = static_cast<int32_t>(i);
+        }
+      }
+    }
     for (size_t i = first_task; i < end_task; ++i) {
       for (const Range& r : access[i - first_task].reads) {
         check_range(i, r, "read");
         for (uint64_t e = r.begin; e < r.end; ++e) {
+          if (const int32_t adds = adder[r.buffer][e]; adds >= 0) {
+            throw Error(where + Describe(i, tasks[i]) + ": reads element " + std::to_string(e) +
+                        " of buffer " + std::to_string(r.buffer) + " that " + Describe(adds, tasks[adds]) +
+                        " accumulates into with no barrier between them");
+          }
           const int32_t who = writer[r.buffer][e];
           if (who >= 0 && who != static_cast<int32_t>(i)) {
             throw Error(where + Describe(i, tasks[i]) + ": reads element " + std::to_string(e) +
@@ -355,26 +374,30 @@ void ValidatePlan(const Package& pkg) {
           writer[r.buffer][e] = -1;
         }
       }
+      for (const Range& r : access[i - first_task].accumulates) {
+        for (uint64_t e = r.begin; e < r.end; ++e) adder[r.buffer][e] = -1;
+      }
     }
     ++epoch;
     w = last + 1;
   }
   // The wave order of format_spec.py (checked after the hazards, which name the more specific
   // fault; executors skip and time whole waves by opcode): EMBED, then per layer l RMSNORM_GEMV, ATTENTION,
-  // ATTN_OUT, FFN, FFN_REDUCE (every task of the wave in layer l), then LM_HEAD. It makes
-  // every layer's K/V cache row written exactly once a token, by its one ATTENTION wave.
+  // ATTN_OUT, FFN (every task of the wave in layer l), then LM_HEAD. It makes every layer's
+  // K/V cache row written exactly once a token, by its one ATTENTION wave.
   {
     using O = Opcode;
-    const O per_layer[5] = {O::RMSNORM_GEMV, O::ATTENTION, O::ATTN_OUT, O::FFN, O::FFN_REDUCE};
-    const size_t expected = 5 * static_cast<size_t>(m.layers) + 2;
+    constexpr size_t kPerLayer = 4;
+    const O per_layer[kPerLayer] = {O::RMSNORM_GEMV, O::ATTENTION, O::ATTN_OUT, O::FFN};
+    const size_t expected = kPerLayer * static_cast<size_t>(m.layers) + 2;
     if (waves.size != expected) {
       throw Error(where + std::to_string(waves.size) + " waves; a " + std::to_string(m.layers) +
                   "-layer plan has " + std::to_string(expected) + " (format_spec.py's wave order)");
     }
     for (size_t w = 0; w < waves.size; ++w) {
       const bool last = w + 1 == waves.size;
-      const O want = w == 0 ? O::EMBED : last ? O::LM_HEAD : per_layer[(w - 1) % 5];
-      const uint32_t layer = (w == 0 || last) ? 0 : static_cast<uint32_t>((w - 1) / 5);
+      const O want = w == 0 ? O::EMBED : last ? O::LM_HEAD : per_layer[(w - 1) % kPerLayer];
+      const uint32_t layer = (w == 0 || last) ? 0 : static_cast<uint32_t>((w - 1) / kPerLayer);
       for (uint64_t i = waves[w].first_task; i < waves[w].first_task + waves[w].task_count; ++i) {
         if (tasks[i].opcode != static_cast<uint16_t>(want) || tasks[i].layer != layer) {
           throw Error(where + Describe(i, tasks[i]) + ": wave " + std::to_string(w) + " must hold " +

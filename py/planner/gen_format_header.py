@@ -57,6 +57,14 @@ def render() -> str:
     out.append("  }")
     out.append("}")
     out.append("")
+    out.append("inline const char* DTypeName(format::DType dtype) {")
+    out.append("  switch (static_cast<uint32_t>(dtype)) {")
+    for name, value in spec.DTYPES.items():
+        out.append(f'    case {value}: return "{name}";')
+    out.append('    default: return "UNKNOWN";')
+    out.append("  }")
+    out.append("}")
+    out.append("")
     out.append("inline uint32_t DTypeBytes(uint32_t dtype) {")
     out.append("  switch (dtype) {")
     for name, nbytes in spec.DTYPE_BYTES.items():

@@ -64,7 +64,7 @@ call_trace() {
     r="$OUT/trace_${model}_${name}_$c"
     xz -c "$W/trace_${model}_${name}_$c.json" > "$r.json.xz"
     python3 py/tools/trace_report.py --trace="$W/trace_${model}_${name}_$c.json" --bandwidth_gbps=4400 > "$r.report.txt" 2>&1
-    echo "$model $name $c: $(awk '/^(QKV|ATTENTION|ATTN_OUT|FFN|FFN_REDUCE) /{printf "%s %s  ", $1, $NF}' "$r.report.txt")$(grep -oE '^token: [0-9.]+ us' "$r.report.txt")"
+    echo "$model $name $c: $(awk '/^(QKV|ATTENTION|ATTN_OUT|FFN) /{printf "%s %s  ", $1, $NF}' "$r.report.txt")$(grep -oE '^token: [0-9.]+ us' "$r.report.txt")"
   done
 }
 
