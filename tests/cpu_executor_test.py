@@ -146,6 +146,26 @@ def test_non_finite_logit_stops_the_request(tmp_path):
         session.generate([5], 2)
 
 
+def test_residual_out_of_fixed_point_range_stops_the_request(tmp_path):
+    """A residual value beyond the FIXED64 range (format_spec: |v| <= 2^21) cannot be kept
+    exactly: the request must stop with the non-finite error rather than run on a clamped
+    value, and a new request (position 0) must run again."""
+    ckpt = tmp_path / "big"
+    tiny_models.write_tiny_checkpoint(ckpt, hidden=64, ffn=96, layers=1, heads=4, kv_heads=2,
+                                      vocab=60, tied=False, seed=4)
+    tiny_models.poison_row(ckpt, "model.embed_tokens.weight", 2, value=4.0e6)  # finite, > 2^21
+    pkg = tmp_path / "big.tpkg"
+    planner_main.build_package(str(ckpt), "h200", str(pkg), 16, progress=False)
+    session = _tileinfer.CpuSession(str(pkg), threads=2)
+    with pytest.raises(RuntimeError, match="non-finite logit at position 2"):
+        session.generate([1, 2, 3], 4)  # token 2 at position 1 (no logits), caught at 2
+    session.step(5, 0, True)  # a new request: the mark is cleared
+    assert session.select() >= 0
+    assert np.all(np.isfinite(session.logits()))
+    session.step(2, 1, True)
+    assert session.select() == -1
+
+
 def test_step_rejects_bad_token_and_position(tmp_path):
     _, pkg = build(tmp_path, "mqa_6x1_hd12", max_context=8)
     session = _tileinfer.CpuSession(pkg, threads=1)

@@ -10,8 +10,9 @@ launches of the 16-step window ending at C, ms/token each. Its answers go to
 OUT_DIR/MODEL_CONFIG_BLOCK.jsonl. Then the table of medians over all blocks' windows, per
 model, config and context, is printed (and returned by summarize()). A config is
 NAME=BIN_DIR[:FLAG,FLAG...], FLAG a bench flag (--name=value). Packages are
-PACKAGES/MODEL.tpkg (tests/gpu/make_models.py); every bench runs with --check_target=false
-unless a config sets it.
+PACKAGES/MODEL.tpkg (tests/gpu/make_models.py), or DIR/MODEL.tpkg for a config named in
+--config_packages=NAME=DIR (builds of different package formats, each with packages made by
+its own planner); every bench runs with --check_target=false unless a config sets it.
 """
 import collections
 import json
@@ -28,6 +29,8 @@ FLAGS = flags.FLAGS
 flags.DEFINE_multi_string("config", [], "NAME=BIN_DIR[:FLAG,FLAG...] (at least one).")
 flags.DEFINE_list("models", ["llama1b_shape", "smollm2_shape"], "Packages under --packages, without .tpkg.")
 flags.DEFINE_string("packages", "/tmp/tileinfer_models", "Folder of the model packages.")
+flags.DEFINE_multi_string("config_packages", [], "NAME=DIR: config NAME reads DIR/MODEL.tpkg instead of "
+                          "--packages (a build of another package format).")
 flags.DEFINE_list("contexts", ["256", "512", "1024", "2048", "4096"], "Window ends.")
 flags.DEFINE_integer("blocks", 3, "Interleaved blocks.")
 flags.DEFINE_integer("reps", 7, "Timed windows per context and block.")
@@ -53,15 +56,18 @@ def missing_packages(packages, models):
     return [p for p in (os.path.join(packages, m + ".tpkg") for m in models) if not os.path.isfile(p)]
 
 
-def run(configs, models, packages, contexts, blocks, reps, out_dir, timeout_s=120):
-    """Runs every (block, model, config) bench once; returns the failures as strings."""
+def run(configs, models, packages, contexts, blocks, reps, out_dir, timeout_s=120, packages_for=None):
+    """Runs every (block, model, config) bench once; returns the failures as strings.
+    packages_for: {config name: folder} overriding `packages` for that config."""
+    packages_for = packages_for or {}
     os.makedirs(out_dir, exist_ok=True)
     commands = "".join(f"context {c} {reps}\n" for c in contexts) + "quit\n"
     failures = []
     for block in range(1, blocks + 1):
         for model in models:
             for name, bin_dir, extra in configs:
-                argv = [os.path.join(bin_dir, "bench"), f"--package={os.path.join(packages, model + '.tpkg')}"]
+                folder = packages_for.get(name, packages)
+                argv = [os.path.join(bin_dir, "bench"), f"--package={os.path.join(folder, model + '.tpkg')}"]
                 if not any(f.startswith("--check_target=") for f in extra):
                     argv.append("--check_target=false")
                 argv += extra
@@ -125,13 +131,20 @@ def main(argv):
     names = [c[0] for c in configs]
     if len(set(names)) != len(names):
         raise app.UsageError(f"config names repeat: {names}")
-    missing = missing_packages(FLAGS.packages, FLAGS.models)
+    packages_for = {}
+    for text in FLAGS.config_packages:
+        name, sep, folder = text.partition("=")
+        if not sep or name not in names or not folder:
+            raise app.UsageError(f"--config_packages {text!r}: give NAME=DIR with NAME one of {names}")
+        packages_for[name] = folder
+    missing = missing_packages(FLAGS.packages, FLAGS.models) + [
+        p for folder in packages_for.values() for p in missing_packages(folder, FLAGS.models)]
     if missing:
         raise app.UsageError(f"no package {', '.join(missing)}: make them first, e.g. `python3 tests/gpu/make_models.py "
                              f"--target_file=T --out_dir={FLAGS.packages} --models={','.join(FLAGS.models)}` with T "
                              "from the worker build's `probe` (ab_compare.sh and device_checks.sh leave them)")
     failures = run(configs, FLAGS.models, FLAGS.packages, FLAGS.contexts, FLAGS.blocks, FLAGS.reps, FLAGS.out_dir,
-                   FLAGS.timeout_s)
+                   FLAGS.timeout_s, packages_for)
     for f in failures:
         print(f"bench failed: {f}", file=sys.stderr)
     print(table(summarize(FLAGS.out_dir, FLAGS.models, names, FLAGS.contexts), FLAGS.models, names, FLAGS.contexts))

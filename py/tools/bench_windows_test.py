@@ -94,6 +94,14 @@ def test_check_target_from_a_config_is_kept(tmp_path, fake_bin):
     assert "--check_target=true" in args and "--check_target=false" not in args
 
 
+def test_packages_for_a_config(tmp_path, fake_bin):
+    # A build of another package format reads its own planner's packages.
+    configs = [("A", str(fake_bin), []), ("B", str(fake_bin), [])]
+    bench_windows.run(configs, ["m1"], "/p2", [256], 1, 1, str(tmp_path / "o"), packages_for={"A": "/p1"})
+    calls = [json.loads(line)["args"][0] for line in open(fake_bin / "calls.jsonl")]
+    assert calls == ["--package=/p1/m1.tpkg", "--package=/p2/m1.tpkg"]
+
+
 def test_summarize_refuses_an_error_answer(tmp_path):
     (tmp_path / "m1_A_1.jsonl").write_text(json.dumps({"error": "context must be in 1..600"}) + "\n")
     with pytest.raises(ValueError, match="context must be in"):

@@ -118,12 +118,14 @@ for stage in "$@"; do
       $B/decode --package="$W/tiny_9x3.tpkg" --prompt="hello world" --max_new_tokens=8 --device=gpu 2>&1 | tail -2 || rc=1
       printf 'hi\nagain\n' | $B/decode --package="$W/tiny_9x3.tpkg" --chat --max_new_tokens=8 --device=gpu 2>&1 | tail -4 || rc=1 ;;
     nonfinite)
-      step "a non-finite logit stops the request (GPU and CPU)"
-      python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=tiny_inf || rc=1
-      for dev in gpu cpu; do
-        $B/decode --package="$W/tiny_inf.tpkg" --prompt_ids=1,2,3 --max_new_tokens=4 --device=$dev > "$OUT/nonfinite_$dev.txt" 2>&1
-        r=$?; echo "$dev: exit $r: $(grep -o 'error: .*' "$OUT/nonfinite_$dev.txt")"
-        { [ $r = 1 ] && grep -q "non-finite logit" "$OUT/nonfinite_$dev.txt"; } || { echo "FAIL"; rc=1; }
+      step "a non-finite logit, or a residual beyond the fixed-point range, stops the request (GPU and CPU)"
+      python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=tiny_inf,tiny_big || rc=1
+      for m in tiny_inf tiny_big; do
+        for dev in gpu cpu; do
+          $B/decode --package="$W/$m.tpkg" --prompt_ids=1,2,3 --max_new_tokens=4 --device=$dev > "$OUT/nonfinite_${m}_$dev.txt" 2>&1
+          r=$?; echo "$m $dev: exit $r: $(grep -o 'error: .*' "$OUT/nonfinite_${m}_$dev.txt")"
+          { [ $r = 1 ] && grep -q "non-finite logit" "$OUT/nonfinite_${m}_$dev.txt"; } || { echo "FAIL"; rc=1; }
+        done
       done ;;
     cpu_long)
       step "GPU vs CPU executor at every context up to 4096 (SmolLM2 shape)"

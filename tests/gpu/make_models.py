@@ -33,6 +33,9 @@ MODELS = {
                       paired_lm_head_rows=True, max_context=600),
     "tiny_inf": dict(hidden=64, ffn=96, layers=1, heads=4, kv_heads=2, vocab=60, tied=False,
                      max_context=64, poison=("lm_head.weight", 17)),
+    # Token 2's embedding beyond the FIXED64 residual's range (format_spec: |v| <= 2^21).
+    "tiny_big": dict(hidden=64, ffn=96, layers=1, heads=4, kv_heads=2, vocab=60, tied=False,
+                     max_context=64, poison=("model.embed_tokens.weight", 2, 4.0e6)),
     "smollm2_shape": dict(hidden=576, ffn=1536, layers=30, heads=9, kv_heads=3, vocab=49152,
                           rope_theta=100000.0, max_position_embeddings=8192),
     "llama1b_shape": dict(hidden=2048, ffn=8192, layers=16, heads=32, kv_heads=8, vocab=128256,
