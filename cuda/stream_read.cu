@@ -813,6 +813,35 @@ std::string StreamGemv(const void* data, size_t bytes, int blocks, int threads, 
   return Timed("gemv stream read", [&] { cudaLaunchKernel(kernel, dim3(blocks), dim3(threads), args, 0, nullptr); }, ms);
 }
 
+namespace {
+
+// Whether `blocks` blocks of `threads` of `kernel` can all be resident (a cooperative
+// launch needs it): "" or the error, `what` naming the caller.
+std::string CooperativeFits(const void* kernel, int blocks, int threads, const char* what) {
+  int sms = 0, per_sm = 0;
+  const std::string attr_err = DeviceAttributes({{cudaDevAttrMultiProcessorCount, &sms}});
+  if (!attr_err.empty()) return attr_err;
+  const cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0);
+  if (err != cudaSuccess) return std::string(what) + " occupancy: " + cudaGetErrorString(err);
+  if (blocks < 1 || blocks > sms * per_sm) {
+    return std::to_string(blocks) + " blocks of " + std::to_string(threads) + " threads: a cooperative launch holds 1.." +
+           std::to_string(sms * per_sm) + " on this GPU";
+  }
+  return "";
+}
+
+// One timed cooperative launch (Timed): "" or the launch's or the run's error.
+std::string TimedCooperative(const char* what, const void* kernel, int blocks, int threads, void** args, float* ms) {
+  std::string launch_err;
+  const std::string timed = Timed(what, [&] {
+    const cudaError_t e = cudaLaunchCooperativeKernel(kernel, dim3(blocks), dim3(threads), args, 0, nullptr);
+    if (e != cudaSuccess) launch_err = std::string("cudaLaunchCooperativeKernel: ") + cudaGetErrorString(e);
+  }, ms);
+  return launch_err.empty() ? timed : launch_err;
+}
+
+}  // namespace
+
 // GridBarrierKernel<kind>, or nullptr for a kind it is not built for.
 const void* BarrierKernel(BarrierKind kind) {
   switch (kind) {
@@ -835,24 +864,12 @@ std::string GridBarrier(int blocks, int threads, BarrierKind kind, int iteration
     return "threads " + std::to_string(threads) +
            ": give a multiple of 32, at least 64 (warp 1 writes the check's slot)";
   }
-  int sms = 0, per_sm = 0;
-  const std::string attr_err = DeviceAttributes({{cudaDevAttrMultiProcessorCount, &sms}});
-  if (!attr_err.empty()) return attr_err;
-  cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0);
-  if (err != cudaSuccess) return std::string("barrier occupancy: ") + cudaGetErrorString(err);
-  if (blocks < 1 || blocks > sms * per_sm) {
-    return std::to_string(blocks) + " blocks of " + std::to_string(threads) + " threads: a cooperative launch holds 1.." +
-           std::to_string(sms * per_sm) + " on this GPU";
-  }
-  err = cudaMemset(scratch, 0, (2 + 2 * static_cast<size_t>(blocks)) * sizeof(uint32_t));
+  const std::string fits = CooperativeFits(kernel, blocks, threads, "barrier");
+  if (!fits.empty()) return fits;
+  cudaError_t err = cudaMemset(scratch, 0, (2 + 2 * static_cast<size_t>(blocks)) * sizeof(uint32_t));
   if (err != cudaSuccess) return std::string("cudaMemset (barrier scratch): ") + cudaGetErrorString(err);
   void* args[] = {&iterations, &scratch};
-  std::string launch_err;
-  const std::string timed = Timed("grid barrier", [&] {
-    const cudaError_t e = cudaLaunchCooperativeKernel(kernel, dim3(blocks), dim3(threads), args, 0, nullptr);
-    if (e != cudaSuccess) launch_err = std::string("cudaLaunchCooperativeKernel: ") + cudaGetErrorString(e);
-  }, ms);
-  if (!launch_err.empty()) return launch_err;
+  const std::string timed = TimedCooperative("grid barrier", kernel, blocks, threads, args, ms);
   if (!timed.empty()) return timed;
   err = cudaMemcpy(mismatches, scratch + 1, sizeof(uint32_t), cudaMemcpyDeviceToHost);
   return err == cudaSuccess ? "" : std::string("cudaMemcpy (mismatches): ") + cudaGetErrorString(err);
@@ -921,23 +938,10 @@ std::string ReduceRounds(int blocks, int threads, int hidden, ReduceKind kind, i
   if ((kind == kPartsBarrier || kind == kPartsReduce) && parts == nullptr) return "reduce: parts is null";
   if (kind == kPartsReduce && out == nullptr) return "reduce: out is null";
   if (kind == kFixedPointRed && acc == nullptr) return "reduce: acc is null";
-  int sms = 0, per_sm = 0;
-  const std::string attr_err = DeviceAttributes({{cudaDevAttrMultiProcessorCount, &sms}});
-  if (!attr_err.empty()) return attr_err;
-  cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0);
-  if (err != cudaSuccess) return std::string("reduce occupancy: ") + cudaGetErrorString(err);
-  if (blocks < 1 || blocks > sms * per_sm) {
-    return std::to_string(blocks) + " blocks of " + std::to_string(threads) + " threads: a cooperative launch holds 1.." +
-           std::to_string(sms * per_sm) + " on this GPU";
-  }
+  const std::string fits = CooperativeFits(kernel, blocks, threads, "reduce");
+  if (!fits.empty()) return fits;
   void* args[] = {&iterations, &hidden, &spread_clk, &parts, &out, &acc};
-  std::string launch_err;
-  const std::string timed = Timed("reduce rounds", [&] {
-    const cudaError_t e = cudaLaunchCooperativeKernel(kernel, dim3(blocks), dim3(threads), args, 0, nullptr);
-    if (e != cudaSuccess) launch_err = std::string("cudaLaunchCooperativeKernel: ") + cudaGetErrorString(e);
-  }, ms);
-  if (!launch_err.empty()) return launch_err;
-  return timed;
+  return TimedCooperative("reduce rounds", kernel, blocks, threads, args, ms);
 }
 
 std::string PipelineStream(const void* data, size_t bytes, int blocks, const PipelineShape& shape, bool ring,
