@@ -29,9 +29,9 @@ The residual stream x0 is a FIXED64 buffer: signed 64-bit integers in units of 2
 rounded to the nearest float). Its FFN contributions are integer adds, so their sum does
 not depend on their order: the same bits every run without a reduction wave. fix() accepts
 |v| <= FIXED_MAX_MAGNITUDE (2^21); any other value (too large, inf or NaN) gives 0 and marks
-the executor's launch as invalid, and every later LM_HEAD candidate of that launch is
-CANDIDATE_NONFINITE (a request stops at the first). With at most FFN_MAX_PARTS + 1 terms an
-element a layer (each |fix(v)| <= 2^53), no sum can overflow.
+the request (executors clear the mark at its position 0), and every later LM_HEAD candidate
+of the request is CANDIDATE_NONFINITE (it stops at the first). With at most FFN_MAX_PARTS + 1
+terms an element a layer (each |fix(v)| <= 2^53), no sum can overflow.
 
     EMBED          x0[r] = fix(embed[token, r])                             r in rows
     RMSNORM_GEMV   out[r] = sum_k W[r,k] * x[k] * g[k] / sqrt(mean(x^2) + eps)   r in rows
