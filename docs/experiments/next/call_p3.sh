@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Call P3 (docs/PERFORMANCE.md "P3: a timing prototype of ATTENTION fused with Wo"), ON the GPU
 # machine from the repo root, a fresh start (or after call FR3 on its machine). Here first:
-#   git branch exp/fused-attn-wo-proto 817fcbf && git worktree add /tmp/fused-proto exp/fused-attn-wo-proto &&
-#     (cd /tmp/fused-proto && git apply docs/experiments/fused-attn-wo-proto.patch && git commit -qam P3)
+#   git worktree add -b exp/fused-attn-wo-proto /tmp/fused-proto 817fcbf &&
+#     git -C /tmp/fused-proto apply "$PWD/docs/experiments/fused-attn-wo-proto.patch" &&
+#     git -C /tmp/fused-proto commit -qam P3
 #   bash tests/gpu/prepare_ab.sh 817fcbf exp/fused-attn-wo-proto    (a = v48, bin = P3)
 # and this script copied to .gpu/call_p3.sh. ~3 minutes. P3's output is wrong by design
 # (timing only): bench windows only, no checks.
