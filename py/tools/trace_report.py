@@ -44,6 +44,9 @@ flags.DEFINE_string("balance_png", None, "Write bytes per worker per wave here (
 OP = spec.OPCODES
 # Wave kinds by opcode (format_spec), as the report names them.
 OPCODES = {code: ("QKV (RMSNORM_GEMV)" if name == "RMSNORM_GEMV" else name) for name, code in OP.items()}
+# Opcodes of earlier package formats, so that their traces (results/) still read: format 1's
+# FFN_REDUCE (a wave that streams no weights, counted in "rest" like EMBED).
+OPCODES.update({6: "FFN_REDUCE"})
 WEIGHT_KINDS = tuple(OPCODES[OP[n]] for n in ("RMSNORM_GEMV", "ATTN_OUT", "FFN", "LM_HEAD"))
 # The phases inside a task, by opcode, as the phase-trace build marks them (PhaseMark calls in
 # cuda/op_*.cuh, listed in cuda/common.cuh): phase i runs from mark i - 1 (or the task's

@@ -88,6 +88,17 @@ def test_a_skipped_wave_is_left_out():
     assert rows[1]["span"] == pytest.approx(6.0)  # from wave 0's first exit (1000) to 7000
 
 
+def test_a_format_1_trace_with_its_reduction_wave_still_reads():
+    # Traces in results/ before package format 2 hold FFN_REDUCE waves (opcode 6).
+    trace = make_trace()
+    for t in trace["tasks"]:
+        if t[1] == 1:
+            t[2] = 6
+    rows, split = trace_report.analyse(trace, bandwidth_gbps=0.1)
+    assert [r["kind"] for r in rows] == ["EMBED", "FFN_REDUCE", "LM_HEAD"]
+    assert split["rest"] == pytest.approx(0.3 + 2.3)  # EMBED's and the reduction's work
+
+
 def test_balance_of_a_known_trace():
     grid, ratio = trace_report.balance(make_trace())
     # Wave 1: each worker 2 rows x hidden 4 x 2 bytes; wave 2: 5 rows each (LM_HEAD).
