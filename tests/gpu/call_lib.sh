@@ -29,6 +29,11 @@
 #                                    traces (at most 300 s), then the SmolLM2 shape without, cut at
 #                                    END_S seconds into the call (default 530); floor.json into each
 #                                    model's folder
+#   call_other_planner TAR DIR       packages of the big shapes' checkpoints (call_begin's) planned
+#                                    by another revision's planner: TAR from `git archive
+#                                    --prefix=main_py/ REV py/planner`, into $W/DIR (a build of
+#                                    another package format reads them: bench_windows.py
+#                                    --config_packages)
 #   call_end NAME SCRIPT             copy SCRIPT to $OUT and pack $OUT as $OUT/NAME.tgz (a call
 #                                    returns few files)
 # $OUT (default /tmp/gpu_out) and W=/tmp/tileinfer_models as device_checks.sh uses them;
@@ -106,6 +111,16 @@ call_showcase() {
     grep -E "^\| [0-9]|^\| tileinfer|^\| torch|^\| floor" | head -12
   cp "$OUT/floor.json" "$OUT/smollm2_shape/floor.json" 2>/dev/null
   echo "smollm2_shape showcase at ${SECONDS}s"
+}
+
+call_other_planner() {
+  local tar=$1 dir=$2 m models=${CALL_MODELS:-llama1b_shape,smollm2_shape}
+  tar -C .gpu -xf "$tar" || { echo "call_other_planner: cannot unpack $tar" >&2; return 1; }
+  mkdir -p "$W/$dir"
+  for m in ${models//,/ }; do
+    PYTHONPATH=.gpu/main_py/py python3 .gpu/main_py/py/planner/main.py --checkpoint="$W/$m" \
+      --target="$W/target.json" --out="$W/$dir/$m.tpkg" --max_context=4096 2>&1 | grep "^plan:"
+  done
 }
 
 call_end() {

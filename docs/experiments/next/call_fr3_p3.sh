@@ -16,12 +16,7 @@
 set -u
 source tests/gpu/call_lib.sh
 call_begin .gpu/ab.tar.xz
-tar -C .gpu -xf .gpu/main_py.tar
-mkdir -p "$W/f1"
-for m in llama1b_shape smollm2_shape; do  # format-1 packages of the same checkpoints for A
-  PYTHONPATH=.gpu/main_py/py python3 .gpu/main_py/py/planner/main.py --checkpoint="$W/$m" --target="$W/target.json" \
-    --out="$W/f1/$m.tpkg" --max_context=4096 2>&1 | grep "^plan:"
-done
+call_other_planner .gpu/main_py.tar f1  # format-1 packages of the same checkpoints for A
 timeout 100 python3 py/tools/bench_windows.py --config=A=.gpu/a --config=V=.gpu/b --config_packages=A="$W/f1" \
   --contexts=1,1024 --out_dir="$OUT/bench_fr3" 2>&1 | grep -v "^I1"
 echo "FR3 done at ${SECONDS}s"
