@@ -119,7 +119,7 @@ call_other_planner() {
   mkdir -p "$W/$dir"
   for m in ${models//,/ }; do
     PYTHONPATH=.gpu/main_py/py python3 .gpu/main_py/py/planner/main.py --checkpoint="$W/$m" \
-      --target="$W/target.json" --out="$W/$dir/$m.tpkg" --max_context=4096 2>&1 | grep "^plan:"
+      --target="$W/target.json" --out="$W/$dir/$m.tpkg" --max_context=4096 2>&1 | grep -E "^plan:|error"
   done
 }
 
