@@ -295,15 +295,16 @@ void CpuExecutor::RunTask(const format::TaskRecord& t) {
       float* logits = f32_[t.out_buf].data();
       Candidate best{-std::numeric_limits<float>::infinity(), -1};
       bool finite = true;
+      // An out-of-range residual this request (residual_invalid_): NaN logits, so that every
+      // reader stops, the host's sampler (host/generate.cc) as the candidates' selection.
+      const bool invalid = residual_invalid_;
       for (uint32_t r = t.row_begin; r < t.row_end; ++r) {
-        const float v = DotBf16(w + size_t(r) * H, xn.data(), H);
+        const float v = invalid ? std::numeric_limits<float>::quiet_NaN() : DotBf16(w + size_t(r) * H, xn.data(), H);
         logits[r] = v;
         if (!std::isfinite(v)) finite = false;
         if (best.id < 0 || v > best.value) best = Candidate{v, static_cast<int32_t>(r)};
       }
-      if (!finite || residual_invalid_) {
-        best = Candidate{std::numeric_limits<float>::quiet_NaN(), format::kCandidateNonFinite};
-      }
+      if (!finite) best = Candidate{std::numeric_limits<float>::quiet_NaN(), format::kCandidateNonFinite};
       cand_[t.slot] = best;
       break;
     }

@@ -54,8 +54,9 @@ class CpuExecutor : public Executor {
   std::vector<std::vector<float>> f32_;     // ACTIVATION F32 buffers, by id
   std::vector<std::vector<int64_t>> fixed_;  // ACTIVATION FIXED64 buffers (the residual), by id
   std::mutex accumulate_mu_;                // the FFN tasks' adds into a FIXED64 buffer
-  // A fix() saw an out-of-range value since the request's first step (pos 0): every
-  // candidate is then kCandidateNonFinite (format_spec).
+  // A fix() saw an out-of-range value since the request's first step (pos 0): LM_HEAD then
+  // writes NaN logits, so every candidate is kCandidateNonFinite (format_spec) and the
+  // host's sampler stops too.
   std::atomic<bool> residual_invalid_{false};
   std::vector<uint16_t> kv_cache_;          // (layers, 2, max_context, KV) BF16
   std::vector<Candidate> cand_;

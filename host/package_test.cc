@@ -713,6 +713,21 @@ TEST_F(PlanRefusalTest, ResidualReadWhileTheFfnAddsToIt) {
                        "accumulates into with no barrier between them"});
 }
 
+TEST_F(PlanRefusalTest, FfnSlotTwiceInAWave) {
+  // Two FFN tasks of one wave with one slot (found in review: format 1's write conflict on
+  // the parts buffer caught it, the FIXED64 residual's adds do not).
+  const size_t a = Find(Opcode::FFN, 0, 2), b = Find(Opcode::FFN, 0, 3);
+  const std::string msg = Refusal(RewriteTasks(golden_, [&](std::vector<TaskRecord>& t) { t[b].slot = t[a].slot; }));
+  ExpectMentions(msg, {"FFN slot " + std::to_string(pkg_->tasks()[a].slot) + " is used twice in wave 4"});
+}
+
+TEST_F(PlanRefusalTest, AttnOutRowLeftOut) {
+  // A residual row that layer 1's ATTN_OUT never rewrites would keep adding up across layers.
+  const size_t ti = Find(Opcode::ATTN_OUT, 1, 19);
+  const std::string msg = Refusal(RewriteTasks(golden_, [&](std::vector<TaskRecord>& t) { t[ti].row_end -= 1; }));
+  ExpectMentions(msg, {"wave 7: rows [71, 72) are in no task", "ATTN_OUT wave cover its 72 rows exactly once"});
+}
+
 TEST_F(PlanRefusalTest, ResidualSeedAndAddsInOneEpoch) {
   // No barrier after layer 1's ATTN_OUT (wave 7): its fix(x1) writes would meet the FFN's adds.
   const std::string msg = Refusal(RewriteWaves(golden_, [&](std::vector<WaveRecord>& w) {

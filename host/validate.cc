@@ -172,6 +172,65 @@ void CheckOperands(const Package& pkg, size_t index) {
   }
 }
 
+// The row-split waves (EMBED, RMSNORM_GEMV, ATTN_OUT, FFN) cover their row space exactly
+// once, and an FFN wave's slots are 0..ffn_parts-1, each once (py/planner/validate.py
+// _check_operands). A row left out keeps a stale value (x0's rows would keep adding up across
+// layers); rows twice are two writers for the hazard check below, except in an FFN wave,
+// whose tasks add their parts into x0: a part added twice, checked here.
+void CheckSplitWaves(const Package& pkg) {
+  const auto tasks = pkg.tasks();
+  const auto waves = pkg.waves();
+  const ModelConfig& m = pkg.model();
+  const uint64_t qkv = m.q_dim() + 2 * m.kv_dim();
+  for (size_t w = 0; w < waves.size; ++w) {
+    const uint64_t first = waves[w].first_task, n = waves[w].task_count;
+    const Opcode op = static_cast<Opcode>(tasks[first].opcode);
+    const uint64_t space = op == Opcode::EMBED || op == Opcode::ATTN_OUT ? uint64_t(m.hidden)
+                           : op == Opcode::RMSNORM_GEMV                  ? qkv
+                           : op == Opcode::FFN                           ? uint64_t(m.ffn)
+                                                                         : 0;
+    bool one_opcode = true;  // else the wave order check below names the stray task
+    for (uint64_t i = first; i < first + n; ++i) one_opcode &= tasks[i].opcode == tasks[first].opcode;
+    if (space == 0 || !one_opcode) continue;
+    std::vector<size_t> order(n);
+    for (size_t k = 0; k < n; ++k) order[k] = first + k;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return std::make_pair(tasks[a].row_begin, tasks[a].row_end) < std::make_pair(tasks[b].row_begin, tasks[b].row_end);
+    });
+    const std::string where = pkg.path() + ": invalid plan: ";
+    const std::string rule = ": the tasks of a " + std::string(format::OpcodeName(static_cast<uint32_t>(op))) +
+                             " wave cover its " + std::to_string(space) + " rows exactly once";
+    uint64_t end = 0;
+    for (size_t i : order) {
+      const uint64_t a = tasks[i].row_begin, b = tasks[i].row_end;
+      if (a > end || (a < end && op == Opcode::FFN)) {
+        throw Error(where + Describe(i, tasks[i]) + ": rows [" + std::to_string(std::min(a, end)) + ", " +
+                    std::to_string(std::max(a, end)) + (a > end ? ") are in no task" : ") are in two tasks") +
+                    " of wave " + std::to_string(w) + rule);
+      }
+      end = std::max(end, b);
+    }
+    if (end != space) {
+      throw Error(where + "wave " + std::to_string(w) + ": rows [" + std::to_string(end) + ", " +
+                  std::to_string(space) + ") are in no task" + rule);
+    }
+    if (op != Opcode::FFN) continue;
+    std::vector<bool> seen(pkg.plan().ffn_parts, false);  // slot < ffn_parts: CheckOperands
+    for (uint64_t i = first; i < first + n; ++i) {
+      if (seen[tasks[i].slot]) {
+        throw Error(where + Describe(i, tasks[i]) + ": FFN slot " + std::to_string(tasks[i].slot) +
+                    " is used twice in wave " + std::to_string(w) + ": the slots must be each of 0.." +
+                    std::to_string(pkg.plan().ffn_parts - 1) + " once");
+      }
+      seen[tasks[i].slot] = true;
+    }
+    if (n != static_cast<uint64_t>(pkg.plan().ffn_parts)) {
+      throw Error(where + "wave " + std::to_string(w) + " holds " + std::to_string(n) +
+                  " FFN tasks, plan.ffn_parts says " + std::to_string(pkg.plan().ffn_parts));
+    }
+  }
+}
+
 }  // namespace
 
 TaskAccess AccessOf(const TaskRecord& t, const ModelConfig& m) {
@@ -247,6 +306,13 @@ void ValidatePlan(const Package& pkg) {
   if (next != tasks.size) throw Error(where + "tasks after the last wave");
   if (waves.size == 0 || waves[waves.size - 1].sync != static_cast<uint32_t>(format::Sync::SYNC_GRID_BARRIER)) {
     throw Error(where + "the last wave must end at a grid barrier");
+  }
+  const TargetInfo& target = pkg.target();
+  if (static_cast<int64_t>(pkg.plan().workers) > static_cast<int64_t>(target.sm_count) * target.workers_per_sm) {
+    throw Error(where + "plan workers=" + std::to_string(pkg.plan().workers) + " but the target has " +
+                std::to_string(target.sm_count) + " SMs x " + std::to_string(target.workers_per_sm) +
+                " workers/SM: a plan uses 1 to " + std::to_string(int64_t{target.sm_count} * target.workers_per_sm) +
+                " workers");
   }
   for (size_t i = 0; i < tasks.size; ++i) CheckOperands(pkg, i);
   // Every ACTIVATION/CANDIDATES buffer must be an operand of some task: its size is then
@@ -381,6 +447,7 @@ void ValidatePlan(const Package& pkg) {
     ++epoch;
     w = last + 1;
   }
+  CheckSplitWaves(pkg);  // after the hazards too: a task moved out of its wave leaves a gap
   // The wave order of format_spec.py (checked after the hazards, which name the more specific
   // fault; executors skip and time whole waves by opcode): EMBED, then per layer l RMSNORM_GEMV, ATTENTION,
   // ATTN_OUT, FFN (every task of the wave in layer l), then LM_HEAD. It makes every layer's

@@ -30,7 +30,9 @@ TaskAccess AccessOf(const format::TaskRecord& t, const ModelConfig& m);
 // ids and operand shapes, ranges in bounds, waves and task order, one writer per element
 // per barrier epoch, no read of an element another task of the same epoch writes, no read
 // or write of an element a task of the same epoch accumulates into, and every ACTIVATION
-// read (and accumulation) preceded by a write in an earlier epoch of the token.
+// read (and accumulation) preceded by a write in an earlier epoch of the token; the plan's
+// workers within the target's; the row-split waves (EMBED, RMSNORM_GEMV, ATTN_OUT, FFN)
+// covering their rows exactly once, an FFN wave's slots 0..ffn_parts-1 each once.
 void ValidatePlan(const Package& pkg);
 
 // Throws Error (saying to re-plan) when the package was made for another GPU or worker.

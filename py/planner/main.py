@@ -37,7 +37,7 @@ flags.DEFINE_integer("attention_min_chunk", None, "Smallest attention chunk, in 
                      "default 128 for models with 8 or more K/V heads, else 32.")
 flags.DEFINE_integer("workers", None, "Thread blocks the plan uses, at most the target's SMs x "
                      "workers per SM; default the largest multiple of 32 keeping 95% of them "
-                     "(128 of the H200's 132), else all.")
+                     "(128 of the H200's 132), else all; at most 511 (FFN parts).")
 flags.DEFINE_float("bandwidth_gbps", None, "Memory bandwidth (GB/s) for the predicted floor; "
                    "default the target file's bandwidth_gbps.")
 flags.DEFINE_string("created", None, "meta planner.created (default: now, UTC); fix it for "

@@ -161,7 +161,9 @@ WORKER_KEEP_FRACTION = 0.95
 
 def default_workers(available: int) -> int:
     """Workers a plan uses by default out of `available` (the target's sm_count *
-    workers_per_sm): 132 -> 128, 20 -> 20, 108 -> 108 (96 would keep 89%)."""
+    workers_per_sm), at most format_spec.FFN_MAX_PARTS (one FFN part a worker): 132 -> 128,
+    20 -> 20, 108 -> 108 (96 would keep 89%), 528 -> 511 (480 would keep 94% of 511)."""
+    available = min(available, spec.FFN_MAX_PARTS)
     w = available // WORKER_MULTIPLE * WORKER_MULTIPLE
     return w if w > 0 and w >= WORKER_KEEP_FRACTION * available else available
 

@@ -190,8 +190,8 @@ def test_default_attention_min_chunk_by_kv_heads():
 
 def test_default_workers_multiple_of_32_keeping_95_percent():
     # plan.default_workers: 132 -> 128 (the H200), else all when a multiple of 32 keeps < 95%.
-    assert [plan_lib.default_workers(n) for n in (132, 128, 20, 108, 114, 1, 33)] == \
-        [128, 128, 20, 108, 114, 1, 32]
+    assert [plan_lib.default_workers(n) for n in (132, 128, 20, 108, 114, 1, 33, 528, 540)] == \
+        [128, 128, 20, 108, 114, 1, 32, 511, 511]  # at most FFN_MAX_PARTS
     c = known_configs.tiny(ffn=256)  # 2 FFN rows a worker: every worker has a task
     p = plan_lib.make_plan(c, small_target(132), max_context=64)
     assert p.params["workers"] == 128
@@ -202,6 +202,19 @@ def test_default_workers_multiple_of_32_keeping_95_percent():
     for bad in (0, 133, 2.5):  # (and > FFN_MAX_PARTS parts: test_too_many_ffn_parts)
         with pytest.raises(ValueError, match="workers"):
             plan_lib.make_plan(c, small_target(132), max_context=64, workers=bad)
+
+
+@pytest.mark.parametrize("workers_per_sm", [4, 5])
+def test_default_plan_fits_the_ffn_parts_limit(workers_per_sm):
+    # 132 SMs x 4 or 5 workers (a probe's target): the default stays within FFN_MAX_PARTS.
+    c = known_configs.tiny(ffn=1024)
+    t = target_lib.Target(name="test GPU", compute_capability=(9, 0), sm_count=132,
+                          workers_per_sm=workers_per_sm, threads_per_worker=128,
+                          registers_per_thread=64, shared_memory_per_worker=0,
+                          worker_fingerprint="unprobed")
+    p = plan_lib.make_plan(c, t, max_context=16)
+    assert p.params["workers"] == p.params["ffn_parts"] == 511
+    validate.validate_plan(p)
 
 
 def test_too_many_ffn_parts():

@@ -385,6 +385,9 @@ def _check_operands(p: _Parts) -> None:
     }
     attn_seen: Dict[int, set] = {}
     ffn_slots: Dict[int, List[int]] = {}
+    # Row ranges of the row-split waves, which must cover their row space exactly once: a row
+    # left out would keep a stale value (x0's rows keep adding up across layers).
+    split_rows: Dict[int, List[Tuple[int, int, int]]] = {}
     lm_slots: List[int] = []
     lm_rows = 0
     for ti, t in enumerate(p.tasks):
@@ -431,6 +434,8 @@ def _check_operands(p: _Parts) -> None:
                 if not name.startswith(f"layers.{t['layer']}."):
                     raise PlanError(f"{where}: {f} is tensor {name!r}, not one of layer "
                                     f"{t['layer']}'s")
+        if op in ("EMBED", "RMSNORM_GEMV", "ATTN_OUT", "FFN"):
+            split_rows.setdefault(t["wave"], []).append((t["row_begin"], t["row_end"], ti))
         if op == "ATTENTION":
             C = t["param1"]
             if C != pr["attention_chunks"] or t["param2"] != pr["attention_min_chunk"]:
@@ -466,6 +471,22 @@ def _check_operands(p: _Parts) -> None:
                         f"(every candidate slot written), got {len(lm_slots)} tasks")
     if lm_rows != V:
         raise PlanError(f"LM_HEAD tasks cover {lm_rows} rows, the vocabulary has {V}")
+    for wave, ranges in split_rows.items():
+        ranges.sort()
+        ti = ranges[0][2]
+        op = OPCODE_NAMES[p.tasks[ti]["opcode"]]
+        end = 0
+        for a, b, ti in ranges:
+            # Rows twice: the dataflow rules name the two writers, except in an FFN wave,
+            # whose tasks add to x0 (a part added twice), so that wave is checked here.
+            if a > end or (a < end and op == "FFN"):
+                what = f"[{end}, {a}) are in no task" if a > end else f"[{a}, {end}) are in two tasks"
+                raise PlanError(f"{_where(ti, p.tasks[ti])}: rows {what} of wave {wave}: the tasks "
+                                f"of a {op} wave cover its {row_space[op]} rows exactly once")
+            end = max(end, b)
+        if end != row_space[op]:
+            raise PlanError(f"wave {wave}: rows [{end}, {row_space[op]}) are in no task: the "
+                            f"tasks of a {op} wave cover its {row_space[op]} rows exactly once")
 
 
 def _epochs(p: _Parts) -> List[List[int]]:

@@ -100,6 +100,30 @@ def test_two_writers_of_one_row(plan):
     assert names_task(msg, plan, ti) and names_task(msg, plan, ti - 1), msg
 
 
+def test_rows_of_a_split_wave_left_out(plan):
+    # Layer 1's ATTN_OUT without its last row: x0's row would keep adding up across layers.
+    ti = first(plan, "ATTN_OUT", layer=1, nth=5)
+    plan.tasks[ti]["row_end"] -= 1
+    msg = broken(plan, r"rows \[71, 72\) are in no task: the tasks of a ATTN_OUT wave cover")
+    ti = first(plan, "FFN", layer=0, nth=2)
+    plan.tasks[ti]["row_begin"] += 1
+    broken(plan, r"rows \[\d+, \d+\) are in no task of wave 4")
+
+
+def test_ffn_rows_planned_twice(plan):
+    # Two FFN tasks with one row in common would add that row's part into x0 twice.
+    ti = first(plan, "FFN", layer=1, nth=3)
+    plan.tasks[ti]["row_begin"] -= 1
+    msg = broken(plan, r"rows \[\d+, \d+\) are in two tasks of wave 8")
+    assert names_task(msg, plan, ti), msg
+
+
+def test_ffn_slot_twice(plan):
+    f0, f1 = first(plan, "FFN", layer=0), first(plan, "FFN", layer=0, nth=1)
+    plan.tasks[f1]["slot"] = plan.tasks[f0]["slot"]
+    broken(plan, r"FFN slots .* must be each of 0..5 once")
+
+
 def test_two_writers_of_one_candidate_slot(plan):
     ti = first(plan, "LM_HEAD", nth=3)
     plan.tasks[ti]["slot"] = 2
