@@ -713,6 +713,18 @@ TEST_F(PlanRefusalTest, ResidualReadWhileTheFfnAddsToIt) {
                        "accumulates into with no barrier between them"});
 }
 
+TEST_F(PlanRefusalTest, UnusedFieldsOfAnotherFormat) {
+  // Format 1's FFN tasks named the residual (aux_buf) and FFN_REDUCE a part count (param0):
+  // unused fields must be NONE_ID and 0, as the Python validator demands.
+  const size_t ti = Find(Opcode::FFN, 1);
+  ExpectMentions(Refusal(RewriteTasks(golden_, [&](std::vector<TaskRecord>& t) { t[ti].aux_buf = pkg_->plan().buf_x0; })),
+                 {Names(ti), "aux_buf is " + std::to_string(pkg_->plan().buf_x0) + "; FFN does not use it (NONE_ID)"});
+  ExpectMentions(Refusal(RewriteTasks(golden_, [&](std::vector<TaskRecord>& t) { t[ti].param0 = 6; })),
+                 {Names(ti), "param0 is 6; FFN does not use it (0)"});
+  ExpectMentions(Refusal(RewriteTasks(golden_, [&](std::vector<TaskRecord>& t) { t[ti].reserved1 = 1; })),
+                 {Names(ti), "reserved fields must be 0"});
+}
+
 TEST_F(PlanRefusalTest, FfnSlotTwiceInAWave) {
   // Two FFN tasks of one wave with one slot (found in review: format 1's write conflict on
   // the parts buffer caught it, the FIXED64 residual's adds do not).
@@ -749,7 +761,8 @@ TEST_F(PlanRefusalTest, MetaLogitsOrCandidatesNameTheKvCache) {
 
 TEST_F(PlanRefusalTest, HugeBufferNamedOnlyByAnIgnoredField) {
   // Found fuzzing (tests/fuzz): EMBED ignores in_buf, so this buffer's size escaped the operand
-  // checks and the validator tried to track 2^40 elements (std::bad_alloc).
+  // checks and the validator tried to track 2^40 elements (std::bad_alloc). Unused fields must
+  // now be NONE_ID, which names the fault first; the tracking bound stays as a second guard.
   BufferRecord huge{};
   std::memcpy(huge.name, "huge", 5);
   huge.kind = static_cast<uint32_t>(format::BufferKind::ACTIVATION);
@@ -759,7 +772,7 @@ TEST_F(PlanRefusalTest, HugeBufferNamedOnlyByAnIgnoredField) {
   const size_t ti = Find(Opcode::EMBED, 0);
   const std::string msg = Refusal(RewriteTasks(
       AppendRecord(golden_, "buffers", huge), [&](std::vector<TaskRecord>& t) { t[ti].in_buf = id; }));
-  ExpectMentions(msg, {"ACTIVATION and CANDIDATES buffers up to 7 'huge' hold 1099511628697"});
+  ExpectMentions(msg, {Names(ti), "in_buf is " + std::to_string(id) + "; EMBED does not use it (NONE_ID)"});
 }
 
 // --- target check -----------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "host/error.h"
 
@@ -170,6 +171,34 @@ void CheckOperands(const Package& pkg, size_t index) {
   if (t.norm != format::kNoneId) {
     c.Bf16(c.Tensor(t.norm, "norm"), "norm");
   }
+  // Fields the opcode does not use hold NONE_ID (ids) or 0 (numbers), and the reserved
+  // fields 0, as py/planner/validate.py USES demands: a stray value is a damaged plan or one
+  // of another format (format 1's FFN tasks named a residual and a part count).
+  struct Uses {
+    bool in, aux, out, weight, weight2, weight3, norm, slot, param0, param1, param2;
+  };
+  Uses u{};
+  switch (static_cast<Opcode>(t.opcode)) {
+    case Opcode::EMBED: u = {false, false, true, true, false, false, false, false, false, false, false}; break;
+    case Opcode::RMSNORM_GEMV: u = {true, false, true, true, false, false, true, false, false, false, false}; break;
+    case Opcode::ATTENTION: u = {true, true, true, false, true, false, false, true, true, true, true}; break;
+    case Opcode::ATTN_OUT: u = {true, true, true, true, false, false, false, false, false, true, false}; break;
+    case Opcode::FFN: u = {true, false, true, true, true, true, true, true, false, false, false}; break;
+    default: u = {true, true, true, true, false, false, true, true, false, false, false}; break;  // LM_HEAD
+  }
+  const std::string op = format::OpcodeName(t.opcode);
+  for (auto [used, value, field] : {std::tuple{u.in, t.in_buf, "in_buf"}, {u.aux, t.aux_buf, "aux_buf"},
+                                    {u.out, t.out_buf, "out_buf"}, {u.weight, t.weight, "weight"},
+                                    {u.weight2, t.weight2, "weight2"}, {u.weight3, t.weight3, "weight3"},
+                                    {u.norm, t.norm, "norm"}}) {
+    c.Expect(used || value == format::kNoneId,
+             std::string(field) + " is " + std::to_string(value) + "; " + op + " does not use it (NONE_ID)");
+  }
+  for (auto [used, value, field] : {std::tuple{u.slot, t.slot, "slot"}, {u.param0, t.param0, "param0"},
+                                    {u.param1, t.param1, "param1"}, {u.param2, t.param2, "param2"}}) {
+    c.Expect(used || value == 0, std::string(field) + " is " + std::to_string(value) + "; " + op + " does not use it (0)");
+  }
+  c.Expect(t.reserved0 == 0 && t.reserved1 == 0, "reserved fields must be 0");
 }
 
 // The row-split waves (EMBED, RMSNORM_GEMV, ATTN_OUT, FFN) cover their row space exactly

@@ -108,6 +108,26 @@ def test_more_workers_than_the_target_has(tmp_path, tiny):
     assert verdicts(write_unvalidated(tmp_path, ck, tg, plan)) == (False, False)
 
 
+def test_unused_field_of_another_format(tmp_path, tiny):
+    """Format 1's FFN tasks named the residual in aux_buf: unused fields must be NONE_ID."""
+    ck, tg, plan = tiny
+    plan.tasks[ffn_tasks(plan)[0]]["aux_buf"] = 0  # x0
+    assert verdicts(write_unvalidated(tmp_path, ck, tg, plan)) == (False, False)
+
+
+def test_operand_buffer_larger_than_its_opcode_needs(tmp_path, tiny):
+    ck, tg, plan = tiny
+    plan.buffers[1]["elements"] += 8  # x1
+    assert verdicts(write_unvalidated(tmp_path, ck, tg, plan)) == (False, False)
+
+
+def test_leftover_buffer(tmp_path, tiny):
+    ck, tg, plan = tiny
+    plan.buffers.append(dict(name="ffn_part", kind=spec.BUFFER_KINDS["ACTIVATION"],
+                             dtype=spec.DTYPES["F32"], elements=6 * 72))
+    assert verdicts(write_unvalidated(tmp_path, ck, tg, plan)) == (False, False)
+
+
 def test_sampled_cpu_generation_stops_on_an_out_of_range_residual(tmp_path):
     ckpt = tmp_path / "big"
     tiny_models.write_tiny_checkpoint(ckpt, hidden=64, ffn=96, layers=1, heads=4, kv_heads=2,

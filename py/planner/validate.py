@@ -383,6 +383,19 @@ def _check_operands(p: _Parts) -> None:
                 "norm": (H, 1, bf16)},
         "LM_HEAD": {"weight": (V, H, bf16), "norm": (H, 1, bf16)},
     }
+    # Exact element counts of each buffer operand, by opcode (host/validate.cc checks the same).
+    C, L = pr["attention_chunks"], m["num_layers"]
+    attn_out = C * NH * (HD + 2)
+    buf_elements = {
+        "EMBED": {"out_buf": H},
+        "RMSNORM_GEMV": {"in_buf": H, "out_buf": Q + 2 * KV},
+        "ATTENTION": {"in_buf": Q + 2 * KV, "aux_buf": L * 2 * pr["max_context"] * KV,
+                      "out_buf": attn_out},
+        "ATTN_OUT": {"in_buf": attn_out, "aux_buf": H, "out_buf": H},
+        "FFN": {"in_buf": H, "out_buf": H},
+        "LM_HEAD": {"in_buf": H, "out_buf": V, "aux_buf": pr["lm_head_slots"]},
+    }
+    used_buffers = set()
     attn_seen: Dict[int, set] = {}
     ffn_slots: Dict[int, List[int]] = {}
     # Row ranges of the row-split waves, which must cover their row space exactly once: a row
@@ -414,6 +427,7 @@ def _check_operands(p: _Parts) -> None:
                             f"non-empty range inside [0, {row_space[op]})")
         for f in _BUF_FIELDS:
             if f in ids:
+                used_buffers.add(t[f])
                 kind, dtype = buf_kinds.get(op, {}).get(f, (act, f32))
                 buf = p.buffers[t[f]]
                 if (buf["kind"], buf["dtype"]) != (kind, dtype):
@@ -421,6 +435,10 @@ def _check_operands(p: _Parts) -> None:
                         f"{where}: {f} is buffer {buf['name']!r} ({KIND_NAMES[buf['kind']]} "
                         f"{DTYPE_NAMES[buf['dtype']]}); {op} needs {KIND_NAMES[kind]} "
                         f"{DTYPE_NAMES[dtype]}")
+                want = buf_elements[op][f]
+                if buf["elements"] != want:
+                    raise PlanError(f"{where}: {f} is buffer {buf['name']!r} of {buf['elements']} "
+                                    f"elements; {op} needs {want}")
         for f, (rows, cols, dtype) in shapes.get(op, {}).items():
             ten = p.tensors[t[f]]
             if (ten["rows"], ten["cols"], ten["dtype"]) != (rows, cols, dtype):
@@ -471,6 +489,10 @@ def _check_operands(p: _Parts) -> None:
                         f"(every candidate slot written), got {len(lm_slots)} tasks")
     if lm_rows != V:
         raise PlanError(f"LM_HEAD tasks cover {lm_rows} rows, the vocabulary has {V}")
+    for bid, buf in enumerate(p.buffers):
+        if bid not in used_buffers:
+            raise PlanError(f"buffer {bid} {buf['name']!r} is not an operand of any task "
+                            f"(a leftover of another plan: re-run the planner)")
     for wave, ranges in split_rows.items():
         ranges.sort()
         ti = ranges[0][2]

@@ -62,13 +62,21 @@ def test_valid_plans_pass(plan):
 
 # --- the negative tests the brief names -----------------------------------------------------
 
-def test_operand_out_of_bounds(plan):
-    # The qkv buffer one element short: the QKV task owning the last row writes past it.
-    plan.buffers[plan.buffer_id("qkv")]["elements"] -= 1
-    ti = max(i for i, t in enumerate(plan.tasks) if t["opcode"] == OP["RMSNORM_GEMV"]
-             and t["layer"] == 0)
-    msg = broken(plan, r"writes qkv\[\d+, 120\) outside its 119 elements")
-    assert names_task(msg, plan, ti), msg
+def test_operand_of_the_wrong_size(plan):
+    # The qkv buffer one element short (the QKV task owning the last row would write past it)
+    # or one long: operands hold exactly what their opcode needs, as the C++ validator says.
+    for delta in (-1, 1):
+        p = copy.deepcopy(plan)
+        p.buffers[p.buffer_id("qkv")]["elements"] += delta
+        msg = broken(p, rf"out_buf is buffer 'qkv' of {120 + delta} elements; RMSNORM_GEMV needs 120")
+        assert names_task(msg, p, first(p, "RMSNORM_GEMV")), msg
+
+
+def test_a_buffer_no_task_names(plan):
+    # A leftover buffer (e.g. format 1's ffn_part): the C++ validator refuses it too.
+    plan.buffers.append(dict(name="ffn_part", kind=spec.BUFFER_KINDS["ACTIVATION"],
+                             dtype=spec.DTYPES["F32"], elements=6 * 72))
+    broken(plan, r"buffer 7 'ffn_part' is not an operand of any task")
 
 
 def test_operand_rows_past_the_weight(plan):
@@ -131,12 +139,14 @@ def test_two_writers_of_one_candidate_slot(plan):
 
 
 def test_a_read_before_its_write(plan):
-    # Layer 0's FFN reads the logits, which nothing wrote yet this token.
+    # Layer 0's ATTN_OUT merges a buffer of attn's shape that no task writes.
+    ghost = dict(plan.buffers[plan.buffer_id("attn")], name="ghost")
+    plan.buffers.append(ghost)
     for t in plan.tasks:
-        if t["opcode"] == OP["FFN"] and t["layer"] == 0:
-            t["in_buf"] = plan.buffer_id("logits")
-    msg = broken(plan, r"reads logits\[0, 72\) before any earlier epoch of this token wrote it")
-    assert names_task(msg, plan, first(plan, "FFN")), msg
+        if t["opcode"] == OP["ATTN_OUT"] and t["layer"] == 0:
+            t["in_buf"] = len(plan.buffers) - 1
+    msg = broken(plan, r"reads ghost\[0, \d+\) before any earlier epoch of this token wrote it")
+    assert names_task(msg, plan, first(plan, "ATTN_OUT")), msg
 
 
 def test_sync_none_before_a_dependent_read(plan):
