@@ -93,8 +93,14 @@ void CheckOperands(const Package& pkg, size_t index) {
   using K = format::BufferKind;
   c.Expect(t.worker < static_cast<uint32_t>(p.workers), "worker is outside the plan's " + std::to_string(p.workers) + " workers");
   c.Expect(t.layer < static_cast<uint32_t>(m.layers), "layer is outside the model's " + std::to_string(m.layers) + " layers");
+  // The fields each opcode uses (py/planner/validate.py USES); the others are checked below.
+  struct Uses {
+    bool in, aux, out, weight, weight2, weight3, norm, slot, param0, param1, param2;
+  };
+  Uses u{};
   switch (static_cast<Opcode>(t.opcode)) {
     case Opcode::EMBED: {
+      u = {false, false, true, true, false, false, false, false, false, false, false};
       const auto& w = c.Tensor(t.weight, "weight");
       c.Bf16(w, "weight");
       c.Shape(w, V, H, "weight");
@@ -103,6 +109,7 @@ void CheckOperands(const Package& pkg, size_t index) {
       break;
     }
     case Opcode::RMSNORM_GEMV: {
+      u = {true, false, true, true, false, false, true, false, false, false, false};
       const auto& w = c.Tensor(t.weight, "weight");
       c.Bf16(w, "weight");
       c.Expect(w.cols == H, "weight must have the hidden size as columns");
@@ -113,6 +120,7 @@ void CheckOperands(const Package& pkg, size_t index) {
       break;
     }
     case Opcode::ATTENTION: {
+      u = {true, true, true, false, true, false, false, true, true, true, true};
       c.Elements(c.Buffer(t.in_buf, "in_buf", K::ACTIVATION), QKV, "in_buf");
       c.Elements(c.Buffer(t.aux_buf, "aux_buf", K::KV_CACHE),
                  uint64_t(m.layers) * 2 * p.max_context * m.kv_dim(), "aux_buf");
@@ -129,6 +137,7 @@ void CheckOperands(const Package& pkg, size_t index) {
       break;
     }
     case Opcode::ATTN_OUT: {
+      u = {true, true, true, true, false, false, false, false, false, true, false};
       const auto& w = c.Tensor(t.weight, "weight");
       c.Bf16(w, "weight");
       c.Shape(w, H, m.q_dim(), "weight");
@@ -141,6 +150,7 @@ void CheckOperands(const Package& pkg, size_t index) {
       break;
     }
     case Opcode::FFN: {
+      u = {true, false, true, true, true, true, true, true, false, false, false};
       for (auto [id, field] : {std::pair{t.weight, "weight"}, {t.weight2, "weight2"}, {t.weight3, "weight3"}}) {
         const auto& w = c.Tensor(id, field);
         c.Bf16(w, field);
@@ -154,6 +164,7 @@ void CheckOperands(const Package& pkg, size_t index) {
       break;
     }
     case Opcode::LM_HEAD: {
+      u = {true, true, true, true, false, false, true, true, false, false, false};
       const auto& w = c.Tensor(t.weight, "weight");
       c.Bf16(w, "weight");
       c.Shape(w, V, H, "weight");
@@ -172,20 +183,8 @@ void CheckOperands(const Package& pkg, size_t index) {
     c.Bf16(c.Tensor(t.norm, "norm"), "norm");
   }
   // Fields the opcode does not use hold NONE_ID (ids) or 0 (numbers), and the reserved
-  // fields 0, as py/planner/validate.py USES demands: a stray value is a damaged plan or one
-  // of another format (format 1's FFN tasks named a residual and a part count).
-  struct Uses {
-    bool in, aux, out, weight, weight2, weight3, norm, slot, param0, param1, param2;
-  };
-  Uses u{};
-  switch (static_cast<Opcode>(t.opcode)) {
-    case Opcode::EMBED: u = {false, false, true, true, false, false, false, false, false, false, false}; break;
-    case Opcode::RMSNORM_GEMV: u = {true, false, true, true, false, false, true, false, false, false, false}; break;
-    case Opcode::ATTENTION: u = {true, true, true, false, true, false, false, true, true, true, true}; break;
-    case Opcode::ATTN_OUT: u = {true, true, true, true, false, false, false, false, false, true, false}; break;
-    case Opcode::FFN: u = {true, false, true, true, true, true, true, true, false, false, false}; break;
-    default: u = {true, true, true, true, false, false, true, true, false, false, false}; break;  // LM_HEAD
-  }
+  // fields 0: a stray value is a damaged plan or one of another format (format 1's FFN tasks
+  // named a residual and a part count).
   const std::string op = format::OpcodeName(t.opcode);
   for (auto [used, value, field] : {std::tuple{u.in, t.in_buf, "in_buf"}, {u.aux, t.aux_buf, "aux_buf"},
                                     {u.out, t.out_buf, "out_buf"}, {u.weight, t.weight, "weight"},

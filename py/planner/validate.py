@@ -400,7 +400,7 @@ def _check_operands(p: _Parts) -> None:
     ffn_slots: Dict[int, List[int]] = {}
     # Row ranges of the row-split waves, which must cover their row space exactly once: a row
     # left out would keep a stale value (x0's rows keep adding up across layers).
-    split_rows: Dict[int, List[Tuple[int, int, int]]] = {}
+    row_ranges: Dict[int, List[Tuple[int, int, int]]] = {}
     lm_slots: List[int] = []
     lm_rows = 0
     for ti, t in enumerate(p.tasks):
@@ -453,7 +453,7 @@ def _check_operands(p: _Parts) -> None:
                     raise PlanError(f"{where}: {f} is tensor {name!r}, not one of layer "
                                     f"{t['layer']}'s")
         if op in ("EMBED", "RMSNORM_GEMV", "ATTN_OUT", "FFN"):
-            split_rows.setdefault(t["wave"], []).append((t["row_begin"], t["row_end"], ti))
+            row_ranges.setdefault(t["wave"], []).append((t["row_begin"], t["row_end"], ti))
         if op == "ATTENTION":
             C = t["param1"]
             if C != pr["attention_chunks"] or t["param2"] != pr["attention_min_chunk"]:
@@ -493,7 +493,7 @@ def _check_operands(p: _Parts) -> None:
         if bid not in used_buffers:
             raise PlanError(f"buffer {bid} {buf['name']!r} is not an operand of any task "
                             f"(a leftover of another plan: re-run the planner)")
-    for wave, ranges in split_rows.items():
+    for wave, ranges in row_ranges.items():
         ranges.sort()
         ti = ranges[0][2]
         op = OPCODE_NAMES[p.tasks[ti]["opcode"]]
