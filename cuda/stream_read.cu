@@ -1199,4 +1199,169 @@ std::string LoadedBarrier(const void* data, size_t bytes, int blocks, const Load
   return fail;
 }
 
+namespace {
+
+// IdleCopyRounds' kernel (stream_read.h). table: kIdleCopyTable words, table[i] = the next
+// index; chain_clk: block 0's phase-A clocks per round; clocks: block 0's clock64 and
+// %globaltimer at start and end; sink: one word a thread.
+constexpr uint32_t kIdleCopyTable = 4096;  // 16 KB: stays in L2
+struct IdleCopyArgs {
+  const uint4* data;
+  size_t bytes;
+  IdleCopyShape shape;
+  const uint32_t* table;
+  unsigned long long* chain_clk;
+  unsigned long long* clocks;
+  uint32_t* sink;
+};
+
+__global__ void __launch_bounds__(kIdleCopyThreads, 1) IdleCopyKernel(IdleCopyArgs a) {
+  extern __shared__ uint4 stage[];  // shape.copy_bytes
+  __shared__ uint32_t next;
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  const size_t b = blockIdx.x, n = gridDim.x, threads = blockDim.x;
+  const bool owner = static_cast<int>(b) < a.shape.owners;
+  const size_t task16 = a.shape.task_bytes / 16, copy16 = owner ? 0 : a.shape.copy_bytes / 16;
+  const size_t span16 = a.bytes / 16 - task16 + 1;  // task starts in [0, span16)
+  uint32_t idx = static_cast<uint32_t>(b) % kIdleCopyTable, acc = 0;
+  if (b == 0 && threadIdx.x == 0) {
+    a.clocks[0] = clock64();
+    a.clocks[1] = GlobalNs();
+  }
+  for (int r = 0; r < a.shape.rounds; ++r) {
+    const uint4* task = a.data + ((static_cast<size_t>(r) * n + b) * task16) % span16;
+    if (owner) {  // phase A: the chain
+      const long long c0 = clock64();
+      for (int k = 0; k < a.shape.chain; ++k) {
+        if (threadIdx.x == 0) next = __ldcg(a.table + idx);
+        __syncthreads();
+        idx = next;
+        __syncthreads();
+      }
+      if (b == 0 && threadIdx.x == 0) a.chain_clk[r] = static_cast<unsigned long long>(clock64() - c0);
+    } else if (copy16 > 0) {  // phase A: the copies, left in flight
+      for (size_t i = threadIdx.x; i < copy16; i += threads) {
+        const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(stage + i));
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(task + i) : "memory");
+      }
+      asm volatile("cp.async.commit_group;\n" ::: "memory");
+    }
+    grid.sync();
+    if (copy16 > 0) {  // phase B: the staged bytes, then the rest from global memory
+      asm volatile("cp.async.wait_all;\n" ::: "memory");
+      __syncthreads();
+      for (size_t i = threadIdx.x; i < copy16; i += threads) acc += stage[i].x ^ stage[i].w;
+    }
+    const uint4* rest = task + copy16;
+    const size_t m = task16 - (owner && a.shape.owners_short ? a.shape.copy_bytes / 16 : copy16);
+    for (size_t base = threadIdx.x; base < m; base += 4 * threads) {
+      uint4 v[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const size_t i = base + u * threads;
+        v[u] = i < m ? __ldg(rest + i) : make_uint4(0, 0, 0, 0);
+      }
+#pragma unroll
+      for (int u = 0; u < 4; ++u) acc += v[u].x ^ v[u].w;
+    }
+    __syncthreads();  // no block reuses `stage` for the next round's copies before all have read it
+    grid.sync();
+  }
+  if (b == 0 && threadIdx.x == 0) {
+    a.clocks[2] = clock64();
+    a.clocks[3] = GlobalNs();
+  }
+  a.sink[b * threads + threadIdx.x] = acc ^ idx;
+}
+
+}  // namespace
+
+std::string IdleCopyRounds(const void* data, size_t bytes, int blocks, const IdleCopyShape& shape, float* ms,
+                           IdleCopyResult* result) {
+  if (shape.rounds < 1) return "idle copy: rounds " + std::to_string(shape.rounds) + ": give at least 1";
+  if (shape.owners < 0 || shape.owners > blocks) {
+    return "idle copy: owners " + std::to_string(shape.owners) + ": give 0.." + std::to_string(blocks);
+  }
+  if (shape.chain < 1) return "idle copy: chain " + std::to_string(shape.chain) + ": give at least 1";
+  if (shape.task_bytes == 0 || shape.task_bytes % 16 != 0 || shape.copy_bytes % 16 != 0 ||
+      shape.copy_bytes > shape.task_bytes || shape.task_bytes > bytes) {
+    return "idle copy: task_bytes " + std::to_string(shape.task_bytes) + ", copy_bytes " +
+           std::to_string(shape.copy_bytes) + ": give multiples of 16 with 0 < task_bytes <= the buffer's " +
+           std::to_string(bytes) + " and copy_bytes <= task_bytes";
+  }
+  const void* kernel = reinterpret_cast<const void*>(IdleCopyKernel);
+  int sms = 0, optin = 0, per_sm = 0;
+  const std::string attr_err =
+      DeviceAttributes({{cudaDevAttrMultiProcessorCount, &sms}, {cudaDevAttrMaxSharedMemoryPerBlockOptin, &optin}});
+  if (!attr_err.empty()) return attr_err;
+  if (shape.copy_bytes > static_cast<uint32_t>(optin)) {
+    return "idle copy: copy_bytes " + std::to_string(shape.copy_bytes) + " is over the " + std::to_string(optin) +
+           " bytes of shared memory a block can have here";
+  }
+  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(shape.copy_bytes));
+  if (err != cudaSuccess) return std::string("cudaFuncSetAttribute (idle copy): ") + cudaGetErrorString(err);
+  err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kIdleCopyThreads, shape.copy_bytes);
+  if (err != cudaSuccess) return std::string("idle copy occupancy: ") + cudaGetErrorString(err);
+  if (blocks < 1 || blocks > sms * per_sm) {
+    return "idle copy: " + std::to_string(blocks) + " blocks with " + std::to_string(shape.copy_bytes) +
+           " bytes of shared memory: a cooperative launch holds 1.." + std::to_string(sms * per_sm) + " on this GPU";
+  }
+  uint32_t* table = nullptr;
+  unsigned long long* chain_clk = nullptr;
+  unsigned long long* clocks = nullptr;
+  uint32_t* sink = nullptr;
+  std::string fail;
+  auto check = [&](cudaError_t e, const char* what) {
+    if (e != cudaSuccess && fail.empty()) fail = std::string(what) + ": " + cudaGetErrorString(e);
+    return fail.empty();
+  };
+  std::vector<uint32_t> host_table(kIdleCopyTable);
+  for (uint32_t i = 0; i < kIdleCopyTable; ++i) host_table[i] = (i * 7 + 1) % kIdleCopyTable;  // one cycle
+  if (check(cudaMalloc(&table, kIdleCopyTable * sizeof(uint32_t)), "cudaMalloc (idle copy table)") &&
+      check(cudaMalloc(&chain_clk, static_cast<size_t>(shape.rounds) * sizeof(unsigned long long)),
+            "cudaMalloc (idle copy chain)") &&
+      check(cudaMalloc(&clocks, 4 * sizeof(unsigned long long)), "cudaMalloc (idle copy clocks)") &&
+      check(cudaMalloc(&sink, static_cast<size_t>(blocks) * kIdleCopyThreads * sizeof(uint32_t)),
+            "cudaMalloc (idle copy sink)") &&
+      check(cudaMemcpy(table, host_table.data(), kIdleCopyTable * sizeof(uint32_t), cudaMemcpyHostToDevice),
+            "cudaMemcpy (idle copy table)") &&
+      check(cudaMemset(chain_clk, 0, static_cast<size_t>(shape.rounds) * sizeof(unsigned long long)),
+            "cudaMemset (idle copy chain)")) {
+    IdleCopyArgs args{static_cast<const uint4*>(data), bytes, shape, table, chain_clk, clocks, sink};
+    void* params[] = {&args};
+    std::string launch_err;
+    const std::string timed = Timed("idle copy rounds", [&] {
+      const cudaError_t e = cudaLaunchCooperativeKernel(kernel, dim3(blocks), dim3(kIdleCopyThreads), params,
+                                                        shape.copy_bytes, nullptr);
+      if (e != cudaSuccess) launch_err = std::string("cudaLaunchCooperativeKernel (idle copy): ") + cudaGetErrorString(e);
+    }, ms);
+    fail = !launch_err.empty() ? launch_err : timed;
+  }
+  if (fail.empty()) {
+    std::vector<unsigned long long> host_chain(shape.rounds), host_clocks(4);
+    if (check(cudaMemcpy(host_chain.data(), chain_clk, host_chain.size() * sizeof(unsigned long long),
+                         cudaMemcpyDeviceToHost), "cudaMemcpy (idle copy chain)") &&
+        check(cudaMemcpy(host_clocks.data(), clocks, 4 * sizeof(unsigned long long), cudaMemcpyDeviceToHost),
+              "cudaMemcpy (idle copy clocks)")) {
+      const double dns = static_cast<double>(host_clocks[3] - host_clocks[1]);
+      const double mhz = dns > 0 ? static_cast<double>(host_clocks[2] - host_clocks[0]) / dns * 1e3 : 0;
+      if (mhz <= 0) {
+        fail = "idle copy: block 0's clock rate could not be measured";
+      } else {
+        std::vector<float> us;
+        for (int r = shape.rounds / 10; r < shape.rounds; ++r) us.push_back(static_cast<float>(host_chain[r] / mhz));
+        std::sort(us.begin(), us.end());
+        result->chain_us_median = shape.owners > 0 ? us[(us.size() - 1) / 2] : 0.0f;
+        result->sm_mhz = static_cast<float>(mhz);
+      }
+    }
+  }
+  cudaFree(table);
+  cudaFree(chain_clk);
+  cudaFree(clocks);
+  cudaFree(sink);
+  return fail;
+}
+
 }  // namespace tileinfer

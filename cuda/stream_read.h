@@ -230,6 +230,46 @@ enum ReduceKind { kBarrierOnly = 0, kPartsBarrier = 1, kPartsReduce = 2, kFixedP
 std::string ReduceRounds(int blocks, int threads, int hidden, ReduceKind kind, int iterations, uint32_t spread_clk,
                          float* parts, float* out, unsigned long long* acc, float* ms);
 
+// What the idle workers of a short-context ATTENTION wave could do for the FFN after it
+// (floor --mode=idle_copy; docs/PERFORMANCE.md, Next of the twenty-first session, item 4).
+// One cooperative launch of `blocks` x kIdleCopyThreads runs `rounds` rounds of two phases,
+// each ended by cooperative_groups' grid.sync():
+//   A, the attention wave: blocks [0, owners) run a chain of `chain` dependent L2 round trips
+//     (thread 0 loads a table word through L2 only, ld.global.cg, at the index the previous
+//     load gave; __syncthreads passes it to the block), block 0 timing it with clock64; the
+//     other blocks start cp.async copies (16 bytes a thread, L2 only) of the first
+//     `copy_bytes` of their phase-B bytes into shared memory, not waited for here (0: they
+//     go straight to the barrier, as the worker's empty ATTENTION tasks do).
+//   B, the FFN wave: every block reads its `task_bytes` of `data` (16-byte loads, 4 a thread
+//     in flight, summed into a sink); the copying blocks first wait for their copies
+//     (cp.async.wait_all) and sum them from shared memory, then load only the rest; with
+//     owners_short the owners read copy_bytes less too (otherwise they are the wave's
+//     stragglers by construction).
+// Round r, block b reads data[((r * blocks + b) * task_bytes) mod (bytes - task_bytes)...]:
+// new bytes every round while the buffer lasts (it wraps after bytes / (blocks * task_bytes)
+// rounds; 2.47 GB / 96 MB = 25 at the defaults, beyond L2's 60 MB).
+// Results: *ms (the launch, CUDA events); chain_us_median, block 0's chain in phase A over the
+// rounds after the first tenth (us at its clock rate in the launch, sm_mhz). Errors: rounds
+// < 1, owners outside [0, blocks], chain < 1, task_bytes or copy_bytes not a multiple of 16,
+// copy_bytes > task_bytes, task_bytes > bytes, a shared-memory stage the GPU cannot give, or
+// blocks that cannot all be resident (a cooperative launch needs it).
+inline constexpr int kIdleCopyThreads = 512;  // the worker's block
+struct IdleCopyShape {
+  int owners = 8;                  // the 1B's K/V heads: the ATTENTION tasks with positions
+  int chain = 16;                  // dependent round trips in phase A
+  uint32_t task_bytes = 786432;    // the 1B's FFN task: 64 gate + 64 up + 64 down rows x 4 KB
+  uint32_t copy_bytes = 0;         // staged by each non-owner block in phase A
+  bool owners_short = false;       // owners read task_bytes - copy_bytes in phase B (a planner
+                                   // that gives the attention's owners less FFN work)
+  int rounds = 200;
+};
+struct IdleCopyResult {
+  float chain_us_median = 0;
+  float sm_mhz = 0;
+};
+std::string IdleCopyRounds(const void* data, size_t bytes, int blocks, const IdleCopyShape& shape, float* ms,
+                           IdleCopyResult* result);
+
 // ReduceRounds' part[b, r] in round i: a multiple of 2^-10 in [-1000 / 1024, 1000 / 1024], so
 // that v * 2^32 is an integer and the exact sums are known on the host.
 #ifdef __CUDACC__

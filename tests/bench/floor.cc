@@ -1,7 +1,8 @@
 // `floor`: achieved read bandwidth on this GPU for a buffer the size of a model, best over
 // launch shapes, and against the number of active SMs (one block per SM). Prints JSON.
 //
-//   floor [--bytes=2471628800] [--reps=20] [--mode=plain|bulk_ring|gemv|barrier|pipeline|loaded_barrier|reduce]
+//   floor [--bytes=2471628800] [--reps=20]
+//         [--mode=plain|bulk_ring|gemv|barrier|pipeline|loaded_barrier|reduce|idle_copy]
 //
 // The floor per token of a model is then (weight bytes + K/V bytes at the context) / best.
 // --mode=bulk_ring (sm_90) instead measures the read through shared memory by bulk copies
@@ -43,6 +44,15 @@
 // (the FFN tasks' ends in the worker's trace spread over ~1.9 us). Microseconds per round
 // from launches of N and 2N rounds, medians of --reps; the atomics' sums are checked against
 // the exact sums (mismatches must be 0).
+// --mode=idle_copy models the 1B's short-context ATTENTION wave and the FFN wave after it
+// (cuda/stream_read.h IdleCopyRounds; 128 blocks of 512 threads where the GPU has them): 8
+// blocks run a chain of dependent L2 round trips while the other blocks either wait at the
+// grid barrier (as the worker's empty ATTENTION tasks do) or copy the first --idle_copy_kb of
+// their FFN bytes into shared memory; then every block reads its 768 KB, the staged part from
+// shared memory (and, in a second run of each size, the 8 read that much less: a plan that
+// gives them less FFN work). Microseconds per round from launches of N and 2N rounds, (t(2N) - t(N)) / N,
+// and the chain's median, medians of --reps: whether HBM time that is idle in the worker's
+// attention wave can be filled without lengthening the chain as much.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -60,7 +70,8 @@ DEFINE_int32(reps, 20, "Timed repetitions per configuration (median reported).")
 DEFINE_string(mode, "plain", "plain: the floor (plain loads, launch shapes, active SMs); bulk_ring: bulk-copy "
               "rings; gemv: the worker's GEMV loop; barrier: grid-barrier latency; pipeline: a decoupled weight "
               "stream against the worker's layer; loaded_barrier: a grid barrier while the SMs stream; "
-              "reduce: summing the FFN's parts, a second wave against integer atomics.");
+              "reduce: summing the FFN's parts, a second wave against integer atomics; idle_copy: the idle "
+              "workers of the attention wave staging FFN bytes.");
 DEFINE_int32(pipeline_tokens, 4, "--mode=pipeline: tokens (16 layers each) per launch.");
 DEFINE_int32(pipeline_norm_ns, 1000, "--mode=pipeline: spin before each weight wave (the norm or merge), ns.");
 DEFINE_int32(pipeline_attention_ns, 5000, "--mode=pipeline: the ATTENTION wave's spin, ns.");
@@ -68,6 +79,9 @@ DEFINE_int32(pipeline_reduce_ns, 1600, "--mode=pipeline: the FFN_REDUCE wave's s
 DEFINE_string(pipeline_runs, "", "--mode=pipeline: the runs to do, by number (1-based, comma-separated; empty: all), "
               "e.g. to run a few under compute-sanitizer.");
 DEFINE_int32(loaded_barriers, 2000, "--mode=loaded_barrier: barriers per launch (the first tenth not counted).");
+DEFINE_string(idle_copy_kb, "0,32,64,128,192", "--mode=idle_copy: KB each non-owner block stages in phase A, "
+              "comma-separated (multiples of 1/64: 16-byte copies).");
+DEFINE_int32(idle_copy_chain, 16, "--mode=idle_copy: dependent L2 round trips in the owners' phase A.");
 
 namespace {
 
@@ -489,13 +503,81 @@ int ReduceMode(const cudaDeviceProp& prop) {
   return status;
 }
 
+// --idle_copy_kb as bytes (multiples of 16, at most 1 MB); false after printing what is wrong.
+bool IdleCopySizes(std::vector<uint32_t>* copies) {
+  copies->clear();
+  for (size_t at = 0; at <= FLAGS_idle_copy_kb.size();) {
+    const size_t comma = std::min(FLAGS_idle_copy_kb.find(',', at), FLAGS_idle_copy_kb.size());
+    const std::string item = FLAGS_idle_copy_kb.substr(at, comma - at);
+    char* end = nullptr;
+    const double copy_bytes = std::strtod(item.c_str(), &end) * 1024;
+    if (item.empty() || *end != '\0' || !(copy_bytes >= 0 && copy_bytes <= 1024 * 1024) ||
+        copy_bytes != 16 * static_cast<double>(static_cast<uint32_t>(copy_bytes / 16))) {
+      std::fprintf(stderr, "error: --idle_copy_kb=%s: '%s' is not a size in KB from 0 to 1024 in steps of 1/64 "
+                   "(16-byte copies)\n", FLAGS_idle_copy_kb.c_str(), item.c_str());
+      return false;
+    }
+    copies->push_back(static_cast<uint32_t>(copy_bytes));
+    at = comma + 1;
+  }
+  return true;
+}
+
+// --mode=idle_copy (see the top of this file), for the stages `copies` (bytes). Returns the
+// exit status.
+int IdleCopyMode(const cudaDeviceProp& prop, const void* data, size_t bytes, const std::vector<uint32_t>& copies) {
+  constexpr int kRounds = 100;
+  const int blocks = std::min(128, prop.multiProcessorCount);
+  tileinfer::IdleCopyShape shape;
+  shape.chain = FLAGS_idle_copy_chain;
+  std::printf("{\n  \"gpu\": \"%s\", \"blocks\": %d, \"threads\": %d, \"owners\": %d, \"chain\": %d, "
+              "\"task_bytes\": %u, \"reps\": %d, \"rounds\": %d,\n  \"idle_copy\": [\n",
+              prop.name, blocks, tileinfer::kIdleCopyThreads, shape.owners, shape.chain, shape.task_bytes, FLAGS_reps,
+              kRounds);
+  bool first = true;
+  for (const uint32_t copy : copies) {
+    for (const bool owners_short : {false, true}) {
+      if (owners_short && copy == 0) continue;  // the same run as without
+      shape.copy_bytes = copy;
+      shape.owners_short = owners_short;
+      std::vector<float> us, chain_us, mhz;
+      for (int r = 0; r < FLAGS_reps + 2; ++r) {
+        float ms[2] = {0, 0};
+        tileinfer::IdleCopyResult result;
+        for (int twice = 0; twice < 2; ++twice) {
+          shape.rounds = kRounds * (1 + twice);
+          const std::string err = tileinfer::IdleCopyRounds(data, bytes, blocks, shape, &ms[twice], &result);
+          if (!err.empty()) {
+            std::fprintf(stderr, "error: %s\n", err.c_str());
+            return 1;
+          }
+        }
+        if (r < 2) continue;
+        us.push_back((ms[1] - ms[0]) * 1e3f / kRounds);
+        chain_us.push_back(result.chain_us_median);
+        mhz.push_back(result.sm_mhz);
+      }
+      std::printf("%s    {\"copy_kb\": %.3f, \"owners_short\": %s, \"us_per_round\": %.3f, \"chain_us\": %.3f, "
+                  "\"sm_mhz\": %.0f}",
+                  first ? "" : ",\n", copy / 1024.0, owners_short ? "true" : "false", Median(us), Median(chain_us),
+                  Median(mhz));
+      first = false;
+    }
+  }
+  std::printf("\n  ]\n}\n");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   if (FLAGS_mode != "plain" && FLAGS_mode != "bulk_ring" && FLAGS_mode != "gemv" && FLAGS_mode != "barrier" &&
-      FLAGS_mode != "pipeline" && FLAGS_mode != "loaded_barrier" && FLAGS_mode != "reduce") {
-    std::fprintf(stderr, "error: --mode=%s: give plain, bulk_ring, gemv, barrier, pipeline, loaded_barrier or reduce\n",
+      FLAGS_mode != "pipeline" && FLAGS_mode != "loaded_barrier" && FLAGS_mode != "reduce" &&
+      FLAGS_mode != "idle_copy") {
+    std::fprintf(stderr,
+                 "error: --mode=%s: give plain, bulk_ring, gemv, barrier, pipeline, loaded_barrier, reduce or "
+                 "idle_copy\n",
                  FLAGS_mode.c_str());
     return 2;
   }
@@ -510,6 +592,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!PipelineRunsChosen(&chosen)) return 2;
+  std::vector<uint32_t> idle_copies;
+  if (FLAGS_mode == "idle_copy" && !IdleCopySizes(&idle_copies)) return 2;
+  if (FLAGS_idle_copy_chain < 1) {
+    std::fprintf(stderr, "error: --idle_copy_chain=%d: give at least 1\n", FLAGS_idle_copy_chain);
+    return 2;
+  }
   cudaDeviceProp prop;
   if (!Check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties")) return 1;
   if (FLAGS_mode == "barrier") return BarrierMode(prop);
@@ -538,9 +626,10 @@ int main(int argc, char** argv) {
     });
   };
   const int sms = prop.multiProcessorCount;
-  if (FLAGS_mode == "pipeline" || FLAGS_mode == "loaded_barrier") {
-    const int status =
-        FLAGS_mode == "pipeline" ? PipelineMode(prop, data, bytes, sink, chosen) : LoadedBarrierMode(prop, data, bytes);
+  if (FLAGS_mode == "pipeline" || FLAGS_mode == "loaded_barrier" || FLAGS_mode == "idle_copy") {
+    const int status = FLAGS_mode == "pipeline"         ? PipelineMode(prop, data, bytes, sink, chosen)
+                       : FLAGS_mode == "loaded_barrier" ? LoadedBarrierMode(prop, data, bytes)
+                                                        : IdleCopyMode(prop, data, bytes, idle_copies);
     cudaFree(data);
     cudaFree(sink);
     return status;
