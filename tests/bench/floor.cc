@@ -82,6 +82,8 @@ DEFINE_int32(loaded_barriers, 2000, "--mode=loaded_barrier: barriers per launch 
 DEFINE_string(idle_copy_kb, "0,32,64,128,192", "--mode=idle_copy: KB each non-owner block stages in phase A, "
               "comma-separated (multiples of 1/64: 16-byte copies).");
 DEFINE_int32(idle_copy_chain, 16, "--mode=idle_copy: dependent L2 round trips in the owners' phase A.");
+DEFINE_int32(idle_copy_rounds, 100, "--mode=idle_copy: N, rounds of the shorter of each pair of launches (N and 2N; "
+             "a few for compute-sanitizer).");
 
 namespace {
 
@@ -526,14 +528,14 @@ bool IdleCopySizes(std::vector<uint32_t>* copies) {
 // --mode=idle_copy (see the top of this file), for the stages `copies` (bytes). Returns the
 // exit status.
 int IdleCopyMode(const cudaDeviceProp& prop, const void* data, size_t bytes, const std::vector<uint32_t>& copies) {
-  constexpr int kRounds = 100;
+  const int rounds = FLAGS_idle_copy_rounds;
   const int blocks = std::min(128, prop.multiProcessorCount);
   tileinfer::IdleCopyShape shape;
   shape.chain = FLAGS_idle_copy_chain;
   std::printf("{\n  \"gpu\": \"%s\", \"blocks\": %d, \"threads\": %d, \"owners\": %d, \"chain\": %d, "
               "\"task_bytes\": %u, \"reps\": %d, \"rounds\": %d,\n  \"idle_copy\": [\n",
               prop.name, blocks, tileinfer::kIdleCopyThreads, shape.owners, shape.chain, shape.task_bytes, FLAGS_reps,
-              kRounds);
+              rounds);
   bool first = true;
   for (const uint32_t copy : copies) {
     for (const bool owners_short : {false, true}) {
@@ -545,7 +547,7 @@ int IdleCopyMode(const cudaDeviceProp& prop, const void* data, size_t bytes, con
         float ms[2] = {0, 0};
         tileinfer::IdleCopyResult result;
         for (int twice = 0; twice < 2; ++twice) {
-          shape.rounds = kRounds * (1 + twice);
+          shape.rounds = rounds * (1 + twice);
           const std::string err = tileinfer::IdleCopyRounds(data, bytes, blocks, shape, &ms[twice], &result);
           if (!err.empty()) {
             std::fprintf(stderr, "error: %s\n", err.c_str());
@@ -553,7 +555,7 @@ int IdleCopyMode(const cudaDeviceProp& prop, const void* data, size_t bytes, con
           }
         }
         if (r < 2) continue;
-        us.push_back((ms[1] - ms[0]) * 1e3f / kRounds);
+        us.push_back((ms[1] - ms[0]) * 1e3f / rounds);
         chain_us.push_back(result.chain_us_median);
         mhz.push_back(result.sm_mhz);
       }
@@ -596,6 +598,10 @@ int main(int argc, char** argv) {
   if (FLAGS_mode == "idle_copy" && !IdleCopySizes(&idle_copies)) return 2;
   if (FLAGS_idle_copy_chain < 1) {
     std::fprintf(stderr, "error: --idle_copy_chain=%d: give at least 1\n", FLAGS_idle_copy_chain);
+    return 2;
+  }
+  if (FLAGS_idle_copy_rounds < 1) {
+    std::fprintf(stderr, "error: --idle_copy_rounds=%d: give at least 1\n", FLAGS_idle_copy_rounds);
     return 2;
   }
   cudaDeviceProp prop;
