@@ -245,9 +245,10 @@ std::string ReduceRounds(int blocks, int threads, int hidden, ReduceKind kind, i
 //     (cp.async.wait_all) and sum them from shared memory, then load only the rest; with
 //     owners_short the owners read copy_bytes less too (otherwise they are the wave's
 //     stragglers by construction).
-// Round r, block b reads data[((r * blocks + b) * task_bytes) mod (bytes - task_bytes)...]:
-// new bytes every round while the buffer lasts (it wraps after bytes / (blocks * task_bytes)
-// rounds; 2.47 GB / 96 MB = 25 at the defaults, beyond L2's 60 MB).
+// Round r, block b reads task_bytes from offset ((r * blocks + b) * task_bytes) mod (bytes -
+// task_bytes + 16) of data: new bytes every round while the buffer lasts (it wraps after
+// bytes / (blocks * task_bytes) rounds; 2.47 GB / 96 MB = 25 at the defaults; a round's 96 MB
+// is beyond L2's 60 MB).
 // Results: *ms (the launch, CUDA events); chain_us_median, block 0's chain in phase A over the
 // rounds after the first tenth (us at its clock rate in the launch, sm_mhz). Errors: rounds
 // < 1, owners outside [0, blocks], chain < 1, task_bytes or copy_bytes not a multiple of 16,

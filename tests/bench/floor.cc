@@ -50,9 +50,10 @@
 // grid barrier (as the worker's empty ATTENTION tasks do) or copy the first --idle_copy_kb of
 // their FFN bytes into shared memory; then every block reads its 768 KB, the staged part from
 // shared memory (and, in a second run of each size, the 8 read that much less: a plan that
-// gives them less FFN work). Microseconds per round from launches of N and 2N rounds, (t(2N) - t(N)) / N,
-// and the chain's median, medians of --reps: whether HBM time that is idle in the worker's
-// attention wave can be filled without lengthening the chain as much.
+// gives them less FFN work). Microseconds per round from launches of N and 2N rounds
+// (--idle_copy_rounds), (t(2N) - t(N)) / N, and the chain's median, medians of --reps:
+// whether HBM time that is idle in the worker's attention wave can be filled without
+// lengthening the chain as much.
 #include <cuda_runtime.h>
 
 #include <algorithm>
