@@ -203,6 +203,11 @@ __device__ __forceinline__ long long Fix(float v, unsigned long long* invalid) {
   return 0;
 }
 __device__ __forceinline__ float Real(long long q) { return __ll2float_rn(q) * (1.0f / 4294967296.0f); }
+// *p += q as one relaxed, device-scope integer add whose old value nobody waits for
+// (red.add.u64): the adds into a FIXED64 buffer land in any order with the same sum.
+__device__ __forceinline__ void RedAddU64(unsigned long long* p, long long q) {
+  asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;\n" ::"l"(p), "l"(q) : "memory");
+}
 
 // Four consecutive elements of an activation from i (16-byte aligned) as floats: F32 as they
 // are, the FIXED64 residual through Real; and one element.

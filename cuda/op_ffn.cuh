@@ -87,10 +87,7 @@ __device__ __forceinline__ void OpFfn(const format::TaskRecord& t, const StepCon
   }
   __syncthreads();
   unsigned long long* x0 = reinterpret_cast<unsigned long long*>(c.Fixed(t.out_buf));
-  for (int i = threadIdx.x; i < H; i += kThreads) {
-    const long long q = Fix(part[i], c.p.residual_invalid);
-    asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;\n" ::"l"(x0 + i), "l"(q) : "memory");
-  }
+  for (int i = threadIdx.x; i < H; i += kThreads) RedAddU64(x0 + i, Fix(part[i], c.p.residual_invalid));
   __syncthreads();  // part (xn's space) is reused by this block's next task
 }
 

@@ -891,7 +891,7 @@ __global__ void ReduceRoundsKernel(int iterations, int hidden, uint32_t spread_c
       const float v = ReducePartValue(b, r, i);
       if (kKind == kFixedPointRed) {
         const long long q = __float2ll_rn(v * 4294967296.0f);
-        asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;\n" ::"l"(acc + r), "l"(q) : "memory");
+        device::RedAddU64(acc + r, q);
       } else {
         parts[static_cast<size_t>(b) * hidden + r] = v;
       }
