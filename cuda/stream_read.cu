@@ -137,6 +137,13 @@ __global__ void StreamGemvKernel(const uint4* w, size_t rows, float* y) {
   }
 }
 
+// An SM's clock rate in MHz from its clock64 and %globaltimer (ns) read at two moments; 0
+// when no time passed (the caller says the rate could not be measured).
+double ClockMhz(unsigned long long clk0, unsigned long long clk1, unsigned long long ns0, unsigned long long ns1) {
+  const double dns = static_cast<double>(ns1 - ns0);
+  return dns > 0 ? static_cast<double>(clk1 - clk0) / dns * 1e3 : 0;
+}
+
 // The current device's attributes, each into its int (in order); a CUDA error string, empty
 // on success.
 std::string DeviceAttributes(std::initializer_list<std::pair<cudaDeviceAttr, int*>> attributes) {
@@ -1070,8 +1077,7 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
              " (the model needs one per SM; give fewer blocks or more shared memory per block)";
     }
   }
-  const double dns = static_cast<double>(host.ns[1] - host.ns[0]);
-  *sm_mhz = dns > 0 ? static_cast<float>(static_cast<double>(host.clk[1] - host.clk[0]) / dns * 1e3) : 0.0f;
+  *sm_mhz = static_cast<float>(ClockMhz(host.clk[0], host.clk[1], host.ns[0], host.ns[1]));
   if (waits != nullptr && *sm_mhz > 0) {
     const double per_layer = static_cast<double>(*sm_mhz) * shape.tokens * shape.layers;  // clocks -> us a layer
     waits->loader_empty_us = static_cast<float>(host.waits[0] / per_layer);
@@ -1170,8 +1176,7 @@ std::string LoadedBarrier(const void* data, size_t bytes, int blocks, const Load
     if (check(cudaMemcpy(host_counters, counters, sizeof(host_counters), cudaMemcpyDeviceToHost), "cudaMemcpy") &&
         check(cudaMemcpy(host_record.data(), record, host_record.size() * sizeof(uint32_t), cudaMemcpyDeviceToHost),
               "cudaMemcpy")) {
-      const double dns = static_cast<double>(host_counters[4] - host_counters[2]);
-      mhz = dns > 0 ? static_cast<double>(host_counters[3] - host_counters[1]) / dns * 1e3 : 0;
+      mhz = ClockMhz(host_counters[1], host_counters[3], host_counters[2], host_counters[4]);
       if (mhz <= 0) fail = "loaded barrier: block 0's clock rate could not be measured";
     }
     if (fail.empty()) {
@@ -1344,8 +1349,7 @@ std::string IdleCopyRounds(const void* data, size_t bytes, int blocks, const Idl
                          cudaMemcpyDeviceToHost), "cudaMemcpy (idle copy chain)") &&
         check(cudaMemcpy(host_clocks.data(), clocks, 4 * sizeof(unsigned long long), cudaMemcpyDeviceToHost),
               "cudaMemcpy (idle copy clocks)")) {
-      const double dns = static_cast<double>(host_clocks[3] - host_clocks[1]);
-      const double mhz = dns > 0 ? static_cast<double>(host_clocks[2] - host_clocks[0]) / dns * 1e3 : 0;
+      const double mhz = ClockMhz(host_clocks[0], host_clocks[2], host_clocks[1], host_clocks[3]);
       if (mhz <= 0) {
         fail = "idle copy: block 0's clock rate could not be measured";
       } else {
