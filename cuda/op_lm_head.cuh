@@ -47,7 +47,9 @@ __device__ __forceinline__ void OpLmHead(const format::TaskRecord& t, const Step
       }
     }
     // The status word's adds came in earlier waves, before barriers: a plain load sees them.
-    if (!all_finite || *static_cast<volatile unsigned long long*>(c.p.residual_invalid) != 0) cand = Candidate{NAN, format::kCandidateNonFinite};
+    if (!all_finite || *static_cast<volatile unsigned long long*>(c.p.residual_invalid) != 0) {
+      cand = Candidate{NAN, format::kCandidateNonFinite};
+    }
     static_cast<Candidate*>(c.Buffer(t.aux_buf))[t.slot] = cand;
   }
   __syncthreads();

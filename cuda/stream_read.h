@@ -214,10 +214,10 @@ std::string LoadedBarrier(const void* data, size_t bytes, int blocks, const Load
 //   kPartsBarrier: stored to `parts` (blocks, hidden) f32; one grid barrier (the FFN wave's
 //     end in the worker now).
 //   kPartsReduce: as kPartsBarrier, then each block sums its share of the rows (split as the
-//     planner's split_rows) over all parts in FFN_REDUCE's fixed order (cuda/op_ffn_reduce.cuh:
-//     groups of threads, then the group sums, then out[r] = out[r] / 2 + sum: a dependent
-//     read like FFN_REDUCE's residual); a second grid barrier. That is the FFN wave's end,
-//     the FFN_REDUCE wave and its barrier: what the atomics would replace.
+//     planner's split_rows) over all parts in package format 1's FFN_REDUCE order (groups of
+//     threads, then the group sums, then out[r] = out[r] / 2 + sum: a dependent read like
+//     FFN_REDUCE's residual); a second grid barrier. That is format 1's FFN wave end, its
+//     FFN_REDUCE wave and barrier: what the atomics replaced (format 2).
 //   kFixedPointRed: each value rounded to a signed 64-bit integer in units of 2^-32
 //     (__float2ll_rn(v * 2^32)) and added to acc[r] by red.relaxed.gpu.global.add.u64; one
 //     grid barrier. Integer sums do not depend on the order of the adds, so acc ends at the
