@@ -123,6 +123,34 @@ bool TimedReps(Run&& run, std::vector<float>* ms_of) {
   return true;
 }
 
+// Microseconds a round, by difference: run(n, &ms) (a CUDA error string, empty on success)
+// times one launch of n rounds; each rep launches `rounds` and 2 x `rounds` rounds, --reps + 2
+// reps, and the last --reps give (ms(2 x rounds) - ms(rounds)) / rounds in *us (the launch's
+// fixed cost cancels; the first two reps warm up). After each kept rep, kept() (reads what
+// run's last launch, the longer one, left). False after printing run's error.
+template <typename Run, typename Kept>
+bool RoundUs(int rounds, Run&& run, Kept&& kept, std::vector<float>* us) {
+  us->clear();
+  for (int r = 0; r < FLAGS_reps + 2; ++r) {
+    float ms[2] = {0, 0};
+    for (int twice = 0; twice < 2; ++twice) {
+      const std::string err = run(rounds * (1 + twice), &ms[twice]);
+      if (!err.empty()) {
+        std::fprintf(stderr, "error: %s\n", err.c_str());
+        return false;
+      }
+    }
+    if (r < 2) continue;
+    us->push_back((ms[1] - ms[0]) * 1e3f / rounds);
+    kept();
+  }
+  return true;
+}
+template <typename Run>
+bool RoundUs(int rounds, Run&& run, std::vector<float>* us) {
+  return RoundUs(rounds, run, [] {}, us);
+}
+
 // --mode=barrier (see the top of this file). Returns the exit status.
 int BarrierMode(const cudaDeviceProp& prop) {
   constexpr int kThreads = 512, kIterations = 10000;
@@ -141,20 +169,13 @@ int BarrierMode(const cudaDeviceProp& prop) {
   for (const auto& k : kinds) {
     std::vector<float> us;
     uint64_t missed = 0;
-    for (int r = 0; r < FLAGS_reps + 2; ++r) {
-      float ms[2] = {0, 0};
-      for (int twice = 0; twice < 2; ++twice) {
-        uint32_t mismatches = 0;
-        const std::string err =
-            tileinfer::GridBarrier(blocks, kThreads, k.kind, kIterations * (1 + twice), scratch, &ms[twice], &mismatches);
-        if (!err.empty()) {
-          std::fprintf(stderr, "error: %s\n", err.c_str());
-          return 1;
-        }
-        missed += mismatches;
-      }
-      if (r >= 2) us.push_back((ms[1] - ms[0]) * 1e3f / kIterations);
-    }
+    const bool ok = RoundUs(kIterations, [&](int n, float* ms) {
+      uint32_t mismatches = 0;
+      const std::string err = tileinfer::GridBarrier(blocks, kThreads, k.kind, n, scratch, ms, &mismatches);
+      missed += mismatches;
+      return err;
+    }, &us);
+    if (!ok) return 1;
     if (missed != 0) status = 1;
     std::printf("%s    {\"kind\": \"%s\", \"us_per_barrier\": %.3f, \"missed_writes\": %llu}",
                 &k == kinds ? "" : ",\n", k.name, Median(us), static_cast<unsigned long long>(missed));
@@ -476,19 +497,10 @@ int ReduceMode(const cudaDeviceProp& prop) {
           }
           for (int row = 0; row < hidden; ++row) mismatches += got[row] != exact(kCheckRounds, row);
         }
-        for (int r = 0; r < FLAGS_reps + 2; ++r) {
-          float ms[2] = {0, 0};
-          for (int twice = 0; twice < 2; ++twice) {
-            const std::string err =
-                tileinfer::ReduceRounds(blocks, kThreads, hidden, k.kind, kRounds * (1 + twice), spread_clk, parts,
-                                        out, acc, &ms[twice]);
-            if (!err.empty()) {
-              std::fprintf(stderr, "error: %s\n", err.c_str());
-              return 1;
-            }
-          }
-          if (r >= 2) us.push_back((ms[1] - ms[0]) * 1e3f / kRounds);
-        }
+        const bool ok = RoundUs(kRounds, [&](int n, float* ms) {
+          return tileinfer::ReduceRounds(blocks, kThreads, hidden, k.kind, n, spread_clk, parts, out, acc, ms);
+        }, &us);
+        if (!ok) return 1;
         if (mismatches != 0) status = 1;
         std::printf("%s    {\"spread_ns\": %d, \"hidden\": %d, \"kind\": \"%s\", \"us_per_round\": %.3f, "
                     "\"sum_mismatches\": %llu}",
@@ -544,22 +556,15 @@ int IdleCopyMode(const cudaDeviceProp& prop, const void* data, size_t bytes, con
       shape.copy_bytes = copy;
       shape.owners_short = owners_short;
       std::vector<float> us, chain_us, mhz;
-      for (int r = 0; r < FLAGS_reps + 2; ++r) {
-        float ms[2] = {0, 0};
-        tileinfer::IdleCopyResult result;
-        for (int twice = 0; twice < 2; ++twice) {
-          shape.rounds = rounds * (1 + twice);
-          const std::string err = tileinfer::IdleCopyRounds(data, bytes, blocks, shape, &ms[twice], &result);
-          if (!err.empty()) {
-            std::fprintf(stderr, "error: %s\n", err.c_str());
-            return 1;
-          }
-        }
-        if (r < 2) continue;
-        us.push_back((ms[1] - ms[0]) * 1e3f / rounds);
+      tileinfer::IdleCopyResult result;
+      const bool ok = RoundUs(rounds, [&](int n, float* ms) {
+        shape.rounds = n;
+        return tileinfer::IdleCopyRounds(data, bytes, blocks, shape, ms, &result);
+      }, [&] {
         chain_us.push_back(result.chain_us_median);
         mhz.push_back(result.sm_mhz);
-      }
+      }, &us);
+      if (!ok) return 1;
       std::printf("%s    {\"copy_kb\": %.3f, \"owners_short\": %s, \"us_per_round\": %.3f, \"chain_us\": %.3f, "
                   "\"sm_mhz\": %.0f}",
                   first ? "" : ",\n", copy / 1024.0, owners_short ? "true" : "false", Median(us), Median(chain_us),
