@@ -19,7 +19,13 @@ the busiest worker's bytes over the mean (needs matplotlib).
 A trace from the phase-trace build (bazel --define=phase_trace=1) also holds "phases_clk":
 per task, the SM clocks of marks inside it (cuda/common.cuh PhaseMark). Then two more tables
 give, per opcode, the median of each phase's duration over the tasks with every mark, and
-over the slowest sixteenth of them (the tasks that set a wave whose other tasks are short).
+over the slowest sixteenth of them (the tasks that set a wave whose other tasks are short),
+and the token's split by cause, finer: each weight wave's time above its ideal ("GEMV below
+the roofline") cut, on the wave's slowest worker (the last to arrive at its barrier), into its
+first-task delay (from its exit from the barrier before to its first task), its tasks' first
+phases (the RMSNorm or the attention merge: dependent round trips before the first weight
+row is read) and the rest (the rows streaming below the floor's rate, and the worker's own
+skew); --png draws it as a second bar.
 """
 import collections
 import gzip
@@ -105,6 +111,10 @@ def analyse(trace, bandwidth_gbps):
         by_wave[t[1]].append(t)
     # v31's traces (results/2026-11-30e-h200-counters): arrival = exit = the worker's end of the wave
     no_barrier = set(trace.get("no_barrier_waves", []))
+    # Each task's first phase (us) in a phase trace (phases_clk; see lead_phase_us), else None.
+    scale = ns_per_clock(trace) if "phases_clk" in trace else None
+    lead_of = {id(t): lead_phase_us(t, marks, scale)
+               for t, marks in zip(trace["tasks"], trace.get("phases_clk", []))}
     rows = []
     start = min(t[8] for t in by_wave[0])
     prev = None  # the last wave that ran: a skipped wave has no exit times
@@ -127,7 +137,9 @@ def analyse(trace, bandwidth_gbps):
             bytes=nbytes,
             first_task_delay=((min(t[8] for t in mine) - prev_exit) / 1e3) if mine else 0.0,
             task_time=sum(t[9] - t[8] for t in mine) / 1e3,
-            task_us=[(t[9] - t[8]) / 1e3 for t in tasks]))
+            task_us=[(t[9] - t[8]) / 1e3 for t in tasks],
+            lead=(sum(lead_of[id(t)] for t in mine)
+                  if mine and all(lead_of.get(id(t)) is not None for t in mine) else None)))
         start = first_exit
         prev = v
     split = collections.OrderedDict(
@@ -144,6 +156,79 @@ def analyse(trace, bandwidth_gbps):
         else:
             split["rest"] += r["work"]
     return rows, split
+
+
+def lead_phase_us(task, marks, scale):
+    """Microseconds of `task`'s first phase (PHASES: its RMSNorm, or ATTN_OUT's merge of the
+    attention chunks; for ATTENTION rope+append) from its phase marks `marks` at `scale` ns
+    per SM clock; None for an opcode without phases, a missing mark or no clock scale."""
+    if task[2] not in PHASES or scale is None or not task[10] or not marks or not marks[0]:
+        return None
+    return (marks[0] - task[10]) * scale / 1e3
+
+
+# The finer split's parts of a weight wave's time above its ideal, in report order.
+GAP_CAUSES = ("first-task delays", "norms and merges before the first weight row",
+              "GEMV rows below the roofline")
+
+
+def gap_by_kind(rows):
+    """Per weight wave kind, in wave order, the parts of its waves' time above their ideal on
+    each wave's slowest worker (the rows of a phase trace): {kind: dict(waves, ideal, and
+    each of GAP_CAUSES, us summed over the waves)}: the first-task delay, the first phases of
+    the worker's tasks (row["lead"]) and the rest of work - ideal. A part is negative when the
+    worker's delay and first phase outlast the wave's excess (its rows streamed faster than
+    the floor's rate). None when a weight wave's slowest worker has a task without its first
+    mark (not a phase trace)."""
+    weight_rows = [r for r in rows if r["kind"] in WEIGHT_KINDS]
+    if not weight_rows or any(r.get("lead") is None for r in weight_rows):
+        return None
+    out = collections.OrderedDict()
+    for r in weight_rows:
+        k = out.setdefault(r["kind"], dict.fromkeys(("waves", "ideal") + GAP_CAUSES, 0.0))
+        k["waves"] += 1
+        k["ideal"] += r["ideal"]
+        k[GAP_CAUSES[0]] += r["first_task_delay"]
+        k[GAP_CAUSES[1]] += r["lead"]
+        k[GAP_CAUSES[2]] += r["work"] - r["ideal"] - r["first_task_delay"] - r["lead"]
+    return out
+
+
+def gap_by_cause(rows, split):
+    """The token's split (analyse's) with "GEMV below the roofline" cut into GAP_CAUSES
+    (gap_by_kind's parts summed over the weight waves); the parts sum to the token as the
+    split does. None when gap_by_kind is None."""
+    kinds = gap_by_kind(rows)
+    if kinds is None:
+        return None
+    out = collections.OrderedDict()
+    for k, v in split.items():
+        if k == "GEMV below the roofline":
+            out.update((c, sum(part[c] for part in kinds.values())) for c in GAP_CAUSES)
+        else:
+            out[k] = v
+    return out
+
+
+def gap_report(rows, split):
+    """gap_by_cause as a line and gap_by_kind as a table (text), or None without phases."""
+    gap, kinds = gap_by_cause(rows, split), gap_by_kind(rows)
+    if gap is None:
+        return None
+    out = [split_line("token by cause (each weight wave's slowest worker)", gap),
+           f"{'weight wave kind':20s} {'waves':>5s} {'ideal us':>9s} {'delays us':>10s} "
+           f"{'norm/merge us':>13s} {'rows below roofline us':>22s}"]
+    for kind, k in kinds.items():
+        out.append(f"{kind:20s} {int(k['waves']):5d} {k['ideal']:9.1f} {k[GAP_CAUSES[0]]:10.1f} "
+                   f"{k[GAP_CAUSES[1]]:13.1f} {k[GAP_CAUSES[2]]:22.1f}")
+    return "\n".join(out)
+
+
+def split_line(title, split):
+    """'title: T us = part v (p%), ...' for an ordered split of the token (us)."""
+    total = sum(split.values())
+    return f"{title}: {total:.1f} us = " + ", ".join(
+        f"{k} {v:.1f} ({100 * v / total:.0f}%)" for k, v in split.items())
 
 
 def report(trace, rows, split):
@@ -167,9 +252,7 @@ def report(trace, rows, split):
                    "(v31's --qkv_counters, docs/experiments/counters-v30-v31.patch): "
                    "each ends with its slowest worker, and the next wave's span starts there, so its tasks' "
                    "overlap with them is not in its span")
-    total = sum(split.values())
-    out.append(f"token: {total:.1f} us = " + ", ".join(
-        f"{k} {v:.1f} ({100 * v / total:.0f}%)" for k, v in split.items()))
+    out.append(split_line("token", split))
     return "\n".join(out)
 
 
@@ -265,9 +348,17 @@ def draw_balance(trace, path):
     fig.savefig(path, dpi=100)
 
 
+# The split's colors in the figure, by part (analyse's split and gap_by_cause's).
+SPLIT_COLORS = {"ideal streaming": "tab:green", "GEMV below the roofline": "tab:olive",
+                GAP_CAUSES[0]: "khaki", GAP_CAUSES[1]: "tab:cyan", GAP_CAUSES[2]: "tab:olive",
+                "attention": "tab:red", "barriers": "tab:gray", "rest": "tab:purple"}
+
+
 def draw(trace, rows, split, path):
-    """Per-worker timeline of the step and the split as one stacked bar."""
+    """Per-worker timeline of the step and the split as one stacked bar: gap_by_cause's in a
+    phase trace, else analyse's. The legend names the wave kinds the trace holds."""
     plt = plot.pyplot()
+    split = gap_by_cause(rows, split) or split
     colors = dict(zip(OPCODES, ["tab:gray", "tab:blue", "tab:red", "tab:orange", "tab:green",
                                 "tab:purple", "tab:brown"]))
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(16, 6), gridspec_kw={"width_ratios": [5, 1]})
@@ -276,17 +367,18 @@ def draw(trace, rows, split, path):
         if t[8]:
             ax.barh(t[0], (t[9] - t[8]) / 1e3, left=(t[8] - t0) / 1e3, height=1.0,
                     color=colors[t[2]], linewidth=0)
+    present = {t[2] for t in trace["tasks"] if t[8]}
     for code, name in OPCODES.items():
-        ax.barh(0, 0, color=colors[code], label=name)
+        if code in present:
+            ax.barh(0, 0, color=colors[code], label=name)
     ax.set_xlabel("microseconds since the step's first task")
     ax.set_ylabel("worker (thread block)")
     ax.set_title(f"one token, context {trace['context']}: tasks per worker "
                  f"(white: waiting, barriers)")
     ax.legend(loc="upper right", fontsize=7)
     bottom = 0.0
-    for (name, value), color in zip(split.items(), ["tab:green", "tab:olive", "tab:red",
-                                                     "tab:gray", "tab:purple"]):
-        bx.bar(0, value, bottom=bottom, color=color, label=f"{name} {value:.0f} us")
+    for name, value in split.items():
+        bx.bar(0, value, bottom=bottom, color=SPLIT_COLORS[name], label=f"{name} {value:.0f} us")
         bottom += value
     bx.set_xticks([])
     bx.set_ylabel("microseconds")
@@ -304,6 +396,9 @@ def main(argv):
     phase_text = phase_report(trace)
     if phase_text is not None:
         print(phase_text)
+    gap_text = gap_report(rows, split)
+    if gap_text is not None:
+        print(gap_text)
     for path, fn in ((FLAGS.png, lambda p: draw(trace, rows, split, p)),
                      (FLAGS.balance_png, lambda p: draw_balance(trace, p))):
         if path:

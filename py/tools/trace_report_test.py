@@ -198,10 +198,41 @@ def test_a_trace_without_phases_reports_as_before(tmp_path, capsys):
     assert run_main(tmp_path, trace, capsys) == OLD_REPORT + "\n"
 
 
-def test_a_phase_trace_adds_its_table_after_the_old_report(tmp_path, capsys):
-    out = run_main(tmp_path, make_phase_trace(), capsys)
+def test_a_phase_trace_adds_its_tables_after_the_old_report(tmp_path, capsys):
+    trace = make_phase_trace()
+    out = run_main(tmp_path, trace, capsys)
     assert out.startswith(OLD_REPORT + "\nphases inside tasks:")
-    assert out.endswith(trace_report.phase_report(make_phase_trace()) + "\n")
+    gap = trace_report.gap_report(*trace_report.analyse(trace, bandwidth_gbps=0.1))
+    assert out.endswith(trace_report.phase_report(trace) + "\n" + gap + "\n")
+
+
+def test_the_gap_by_cause_of_a_phase_trace():
+    trace = make_phase_trace()
+    rows, split = trace_report.analyse(trace, bandwidth_gbps=0.1)
+    kinds = trace_report.gap_by_kind(rows)
+    delay, lead, below = trace_report.GAP_CAUSES
+    # QKV: the slowest worker is 1 (arrival 3300): its exit 1100 -> task 1300 (0.2 us), norm
+    # 1000 clocks at 0.5 ns (0.5 us); work 2.3 - ideal 0.32 - 0.2 - 0.5 below the roofline.
+    qkv = kinds["QKV (RMSNORM_GEMV)"]
+    assert qkv["waves"] == 1 and qkv["ideal"] == pytest.approx(0.32)
+    assert (qkv[delay], qkv[lead], qkv[below]) == pytest.approx((0.2, 0.5, 1.28))
+    # LM_HEAD: worker 1 again (arrival 6400): exit 4000 -> task 4400, norm 1200 clocks.
+    lm = kinds["LM_HEAD"]
+    assert (lm[delay], lm[lead], lm[below]) == pytest.approx((0.4, 0.6, 2.4 - 0.8 - 0.4 - 0.6))
+    gap = trace_report.gap_by_cause(rows, split)
+    assert list(gap) == ["ideal streaming", delay, lead, below, "attention", "barriers", "rest"]
+    assert sum(gap.values()) == pytest.approx(sum(split.values()))
+    assert gap[delay] + gap[lead] + gap[below] == pytest.approx(split["GEMV below the roofline"])
+    text = trace_report.gap_report(rows, split)
+    assert "QKV (RMSNORM_GEMV)       1       0.3        0.2           0.5                    1.3" in text
+
+
+def test_no_gap_by_cause_without_the_slowest_workers_marks():
+    assert trace_report.gap_by_kind(trace_report.analyse(make_trace(), 0.1)[0]) is None
+    trace = make_phase_trace()
+    trace["phases_clk"][4] = [0] * 6  # LM_HEAD's slowest worker lost its mark; the other has none
+    rows, split = trace_report.analyse(trace, bandwidth_gbps=0.1)
+    assert trace_report.gap_by_cause(rows, split) is None and trace_report.gap_report(rows, split) is None
 
 
 if __name__ == "__main__":
