@@ -25,7 +25,7 @@ the roofline") cut, on the wave's slowest worker (the last to arrive at its barr
 first-task delay (from its exit from the barrier before to its first task), its tasks' first
 phases (the RMSNorm or the attention merge: dependent round trips before the first weight
 row is read) and the rest (the rows streaming below the floor's rate, and the worker's own
-skew); --png draws it as a second bar.
+skew); --png's bar then shows that split in place of the coarser one.
 """
 import collections
 import gzip
