@@ -10,7 +10,13 @@ DeviceInfo QueryDevices() {
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
-    info.why_none = std::string("cudaGetDeviceCount: ") + cudaGetErrorString(err);
+    // The runtime says "insufficient driver" also when no NVIDIA driver is installed at all
+    // (a machine without a GPU): name both causes rather than suggest a driver upgrade.
+    const char* cause = err == cudaErrorInsufficientDriver ? "no NVIDIA driver is loaded, or it is older than this "
+                                                             "build's CUDA runtime; "
+                        : err == cudaErrorNoDevice         ? "no CUDA device is visible; "
+                                                           : "";
+    info.why_none = std::string(cause) + "cudaGetDeviceCount: " + cudaGetErrorString(err);
     cudaGetLastError();  // clear the sticky-free error so later calls start clean
     return info;
   }

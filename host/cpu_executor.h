@@ -20,8 +20,10 @@ namespace tileinfer {
 
 class CpuExecutor : public Executor {
  public:
-  // `threads` <= 0: one per hardware thread. The package must outlive the executor and
-  // must have passed ValidatePlan.
+  // `threads`: 0 for one per hardware thread, else 1..kMaxThreads (Error otherwise: a
+  // negative count, or one so large that starting its threads would exhaust the machine).
+  // The package must outlive the executor and must have passed ValidatePlan.
+  static constexpr int kMaxThreads = 1024;
   CpuExecutor(const Package& pkg, int threads = 0);
   ~CpuExecutor();
 

@@ -2,6 +2,8 @@
 // check it, and generate on the GPU (the persistent worker) or the CPU executor, streaming
 // the continuation; `--chat` holds a conversation with the model's chat template.
 // Everything goes through the public API (host/api.h), as an embedding program would.
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -22,7 +24,7 @@ DEFINE_bool(chat, false, "Chat: read user turns from stdin (one line each), answ
 DEFINE_string(system, "", "--chat: a system message (default: the template's own, if any).");
 DEFINE_int32(max_new_tokens, 32, "Most tokens to generate (per turn with --chat).");
 DEFINE_string(device, "auto", "auto (GPU when there is one and the package was planned for it), cpu, or gpu.");
-DEFINE_int32(threads, 0, "CPU executor threads (0: one per hardware thread).");
+DEFINE_int32(threads, 0, "CPU executor threads, 0 to 1024 (0: one per hardware thread).");
 DEFINE_bool(ignore_eos, false, "Keep generating past the model's stop tokens.");
 DEFINE_double(temperature, 0.0, "Sampling temperature; 0 is greedy (largest logit, lowest id among ties).");
 DEFINE_int32(top_k, 0, "Sample among the k most likely tokens (0: all).");
@@ -87,7 +89,10 @@ int Run() {
     if (!FLAGS_system.empty()) request.chat.push_back({"system", FLAGS_system});
     std::fprintf(stderr, "Chat: one line per turn; an empty line or end of input ends the chat.\n");
     std::string line;
-    while (std::fprintf(stderr, "> "), std::getline(std::cin, line) && !line.empty()) {
+    // The "> " prompt only for a person at a terminal: with piped turns it would land
+    // before each answer.
+    const bool interactive = isatty(STDIN_FILENO) != 0;
+    while ((interactive && std::fprintf(stderr, "> ")), std::getline(std::cin, line) && !line.empty()) {
       request.chat.push_back({"user", line});
       api::Result r;
       const api::Status s = engine->Generate(request, stream, &r);
@@ -115,10 +120,20 @@ int Run() {
   if (prompt_ids.empty()) Ok(engine->Encode(request.prompt, &prompt_ids));
   Ok(engine->Decode(prompt_ids, &prompt_text));
   std::printf("prompt: %s\n", prompt_text.c_str());
-  std::printf("output: ");
   std::fflush(stdout);
+  // "output: " goes out with the first piece, so that a request refused before any token
+  // (its error on stderr) leaves no dangling "output: " on stdout.
+  bool output_started = false;
+  auto start_output = [&] {
+    if (!output_started) std::printf("output: ");
+    output_started = true;
+  };
   api::Result r;
-  Ok(engine->Generate(request, stream, &r));
+  Ok(engine->Generate(request, [&](int id, const std::string& piece) {
+    start_output();
+    return stream(id, piece);
+  }, &r));
+  start_output();
   std::printf("\n");
   std::printf("ids: %s\n", Ids(r.tokens).c_str());
   PrintTimes(r);
@@ -129,7 +144,10 @@ int Run() {
 }  // namespace tileinfer
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage("decode --package=PATH [--prompt=TEXT | --prompt_ids=1,2,3 | --chat] [--max_new_tokens=N] [--device=auto|cpu|gpu]");
+  gflags::SetUsageMessage(
+      "decode --package=PATH (--prompt=TEXT | --prompt_ids=1,2,3 | --chat [--system=TEXT]) [--max_new_tokens=N]\n"
+      "    [--device=auto|cpu|gpu] [--threads=N] [--check_target=false] [--ignore_eos] [--stop=TEXT]\n"
+      "    [--temperature=T --top_k=K --top_p=P --seed=S]");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   if (argc > 1) {
     std::fprintf(stderr, "error: unexpected argument '%s' (flags are --name=value)\n", argv[1]);

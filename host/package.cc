@@ -22,8 +22,8 @@ namespace {
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "packages are little-endian");
 
-constexpr const char* kReplan =
-    "re-run the planner (bazel run //py/planner -- --checkpoint=... --out=...)";
+constexpr const char* kPlannerCommand = "bazel run //py/planner -- --checkpoint=... --out=...";
+const std::string kReplan = std::string("re-run the planner (") + kPlannerCommand + ")";
 
 template <typename Record>
 Span<Record> RecordsOf(const uint8_t* base, uint64_t bytes, const std::string& what,
@@ -83,7 +83,7 @@ std::unique_ptr<Package> Package::Open(const std::string& path, bool verify_chec
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     throw Error(path + ": cannot open package (" + std::strerror(errno) +
-                "): check the path, or make one with the planner: " + kReplan);
+                "): check the path, or write one with the planner (" + kPlannerCommand + ")");
   }
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

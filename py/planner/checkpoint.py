@@ -70,8 +70,9 @@ def _resolve_hub(repo_id: str, revision: str | None) -> pathlib.Path:
     """Downloads (or finds cached) the files we need of `repo_id` at a pinned commit."""
     if revision is None or not _COMMIT.match(revision):
         raise CheckpointError(
-            f"hub id {repo_id!r} needs a pinned revision: pass the full 40-hex commit sha "
-            f"(got revision={revision!r}); branch and tag names can move under a plan")
+            f"{repo_id!r} is not a directory here, and as a hub id it needs a pinned revision: "
+            f"check the path, or pass the full 40-hex commit sha (got revision={revision!r}); "
+            f"branch and tag names can move under a plan")
     import huggingface_hub  # deferred: local directories must not need it
     from huggingface_hub import errors as hf_errors
     try:

@@ -201,7 +201,8 @@ def test_missing_config_and_weights(tmp_path):
 
 
 def test_hub_id_needs_pinned_revision():
-    with pytest.raises(CheckpointError, match="pinned revision"):
+    # Also what a mistyped local path of the form a/b gets: it says both readings.
+    with pytest.raises(CheckpointError, match="not a directory here, and as a hub id it needs a pinned revision"):
         load_checkpoint("HuggingFaceTB/SmolLM2-135M")
     with pytest.raises(CheckpointError, match="pinned revision"):
         load_checkpoint("HuggingFaceTB/SmolLM2-135M", revision="main")
