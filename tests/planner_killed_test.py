@@ -58,5 +58,30 @@ def test_killed_planner_leaves_no_loadable_partial_package(tmp_path, previous):
         _tileinfer.validate_package(str(temp))
 
 
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_signalled_planner_removes_its_temp_file_and_says_so(tmp_path, signum):
+    """SIGTERM (timeout, kill, CI cancellation), SIGHUP and Ctrl-C run the writer's cleanup:
+    no temporary file is left, and the message says what happened, without a traceback."""
+    from planner import main as planner_main
+    ckpt = tmp_path / "ckpt"
+    tiny_models.write_tiny_checkpoint(ckpt, hidden=1024, ffn=4096, layers=4, heads=8,
+                                      kv_heads=2, vocab=4000, seed=9)
+    out = tmp_path / "model.tpkg"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.Popen([sys.executable, planner_main.__file__, f"--checkpoint={ckpt}",
+                             "--target=h200", "--max_context=64", f"--out={out}"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not any(
+            p.stat().st_size > 0 for p in tmp_path.glob("model.tpkg.tmp-*")):
+        time.sleep(0.01)
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signum, err
+    assert f"planner: interrupted ({signal.Signals(signum).name})" in err and "Traceback" not in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt"]
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))

@@ -10,6 +10,7 @@ table), and the predicted floor in ms/token at --bandwidth_gbps (default: the ta
 
 import dataclasses
 import os
+import signal
 import sys
 from typing import Optional
 
@@ -114,7 +115,8 @@ def build_package(checkpoint_source: str, target_path_or_name, out: str, max_con
       created: meta planner.created (fixed for reproducible files).
       source: meta planner.source; default where the checkpoint was loaded from.
       progress: progress bars (None: only on a terminal).
-      verify: read the written file back, check its checksums and validate it again.
+      verify: read the written file back, check its checksums and validate it again, before
+        it replaces `out` (a file that fails leaves `out` as it was).
     Raises:
       CheckpointError, ConfigError, TokenizerError, TargetError, PlanError, PackageError,
       OSError: each names what is wrong.
@@ -122,6 +124,7 @@ def build_package(checkpoint_source: str, target_path_or_name, out: str, max_con
     from planner import checkpoint as checkpoint_lib  # heavy (safetensors); only here
     from planner import tokenizer_spec
 
+    package_lib.check_out_path(out)  # before the slow part: the checkpoint and the plan
     target = (target_path_or_name if isinstance(target_path_or_name, target_lib.Target)
               else target_lib.resolve_target(target_path_or_name))
     ck = checkpoint_lib.load_checkpoint(checkpoint_source, revision)
@@ -141,21 +144,44 @@ def build_package(checkpoint_source: str, target_path_or_name, out: str, max_con
     validate_lib.validate_plan(plan)
     logging.info("plan valid: %d tasks in %d waves; writing %s", len(plan.tasks),
                  len(plan.waves), out)
+    def reread(path):  # the finished file, before it replaces `out`
+        view = package_lib.read_package(path, verify=True)
+        validate_lib.validate_plan(view, positions=[0, max_context - 1])
+        logging.info("re-read %s: checksums and plan valid", path)
+
     size = package_lib.write_package(out, plan, ck.weights, ck.config, target, tokenizer_json,
                                      source or ck.source_description, stop_token_ids=stop_ids,
-                                     created=created, validate=False, progress=progress)
-    if verify:
-        view = package_lib.read_package(out, verify=True)
-        validate_lib.validate_plan(view, positions=[0, max_context - 1])
-        logging.info("re-read %s: checksums and plan valid", out)
+                                     created=created, validate=False, progress=progress,
+                                     check=reread if verify else None)
     bw = bandwidth_gbps or target.bandwidth_gbps
     return BuildResult(plan=plan, path=out, file_bytes=size, summary=summary_text(plan, bw))
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised like Ctrl-C's KeyboardInterrupt, so that the writer's
+    cleanup (write_package removes its temporary file) runs for them too."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _raise_interrupted(signum, frame):
+    del frame
+    raise Interrupted(signum)
 
 
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])} (all options are "
                              f"--flags)")
+    if not FLAGS.out:
+        raise app.UsageError("--out is empty: give the .tpkg file to write")
+    if FLAGS.bandwidth_gbps is not None and not FLAGS.bandwidth_gbps > 0:
+        raise app.UsageError(f"--bandwidth_gbps={FLAGS.bandwidth_gbps}: give a positive "
+                             f"bandwidth in GB/s, or leave it out for the target's")
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _raise_interrupted)
     checkpoint = FLAGS.checkpoint
     local = paths.from_invocation_dir(checkpoint)
     if os.path.exists(local):  # else a hub id such as org/name
@@ -175,6 +201,12 @@ def main(argv):
         # traceback would bury it.
         print(f"planner: error: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt as e:  # Ctrl-C, or Interrupted
+        signum = e.signum if isinstance(e, Interrupted) else signal.SIGINT
+        print(f"planner: interrupted ({signal.Signals(signum).name}): {out} holds no partial "
+              f"package (it is replaced only by a complete, checked file); its temporary file "
+              f"is removed", file=sys.stderr)
+        return 128 + signum
     print(result.summary)
     print(f"wrote {result.path} ({result.file_bytes:,} bytes)")
 

@@ -71,6 +71,13 @@ def test_cli_rejects_stray_arguments_and_reports_errors(checkpoint, tmp_path):
     assert r.returncode == 1 and "planner: error:" in r.stderr and "Traceback" not in r.stderr
     r = run_cli(f"--checkpoint={checkpoint}")
     assert r.returncode != 0 and "--out" in r.stderr
+    r = run_cli(f"--checkpoint={checkpoint}", "--out=")
+    assert r.returncode != 0 and "--out is empty" in r.stderr
+    r = run_cli(f"--checkpoint={checkpoint}", f"--out={tmp_path / 'm.tpkg'}", "--bandwidth_gbps=-5")
+    assert r.returncode != 0 and "--bandwidth_gbps=-5.0: give a positive bandwidth" in r.stderr
+    r = run_cli(f"--checkpoint={checkpoint}", f"--out={tmp_path / 'no' / 'm.tpkg'}")
+    assert r.returncode == 1 and "does not exist: create it first" in r.stderr
+    assert not (tmp_path / "m.tpkg").exists()
 
 
 if __name__ == "__main__":

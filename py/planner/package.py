@@ -16,10 +16,12 @@ import datetime
 import hashlib
 import json
 import os
+import stat
 import struct
 import sys
-from typing import Dict, Iterator, List, Optional, Tuple, Union
+from typing import Callable, Dict, Iterator, List, Optional, Tuple, Union
 
+from absl import logging
 import ml_dtypes
 import numpy as np
 import tqdm
@@ -197,10 +199,47 @@ def _json_bytes(obj) -> bytes:
                       allow_nan=False).encode("utf-8")
 
 
+def check_out_path(path: str) -> None:
+    """Refuses an output path the planner must not write: empty, in a directory that does
+    not exist, or naming something other than a regular file (a directory, a device, a
+    FIFO, a socket or a symbolic link, which the atomic rename would replace by a file).
+
+    Raises:
+      PackageError saying what the path is and what to give instead.
+    """
+    if not path:
+        raise PackageError("the output path is empty: give the .tpkg file to write (--out)")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise PackageError(f"{path}: its directory {parent} does not exist: create it first, "
+                           f"or give another --out")
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISREG(st.st_mode):
+        return
+    kind = ("a directory" if stat.S_ISDIR(st.st_mode) else
+            "a symbolic link" if stat.S_ISLNK(st.st_mode) else
+            "a FIFO" if stat.S_ISFIFO(st.st_mode) else
+            "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else
+            "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+    hint = (" (give the file it points to, or a new path)" if stat.S_ISLNK(st.st_mode)
+            else "; give a new path or an existing package file")
+    raise PackageError(f"{path} is {kind}: the planner writes a new file and renames it over "
+                       f"--out, which would replace it{hint}")
+
+
+def _nonfinite_count(arr: np.ndarray) -> int:
+    """How many elements of a BF16 or F32 array are inf or NaN."""
+    return int(arr.size - np.count_nonzero(np.isfinite(arr.astype(np.float32, copy=False))))
+
+
 def write_package(path: str, plan: plan_lib.Plan, weights: weights_lib.ModelWeights,
                   config: LlamaConfig, target: Target, tokenizer_json: dict, source: str, *,
                   stop_token_ids: Optional[List[int]] = None, created: Optional[str] = None,
-                  validate: bool = True, progress: Optional[bool] = None) -> int:
+                  validate: bool = True, progress: Optional[bool] = None,
+                  check: Optional[Callable[[str], None]] = None) -> int:
     """Writes a package atomically.
 
     Args:
@@ -214,12 +253,19 @@ def write_package(path: str, plan: plan_lib.Plan, weights: weights_lib.ModelWeig
       created: meta planner.created; default now (UTC, ISO 8601). Fixed for golden files.
       validate: run validate.validate_plan first (off only to write deliberately bad plans).
       progress: tqdm bar over the weights; None = only on a terminal.
+      check: called with the finished temporary file's path before it is renamed to `path`
+        (e.g. read it back and validate it); what it raises leaves `path` as it was.
 
     Returns:
       The file size in bytes.
     Raises:
       ValueError (or PlanError): plan, config, target or weights disagree.
-      OSError: the file cannot be written. The temp file is removed on any failure.
+      PackageError: `path` cannot be a package file (check_out_path).
+      OSError: the file cannot be written. The temp file is removed on any failure, and an
+        earlier file at `path` is left as it was.
+
+    Weights with inf or NaN values are written (tests use them) with a warning per tensor:
+    every request that reads them stops with a non-finite error.
     """
     if sys.byteorder != "little":
         raise RuntimeError("packages are little-endian; writing on a big-endian host is "
@@ -243,8 +289,13 @@ def write_package(path: str, plan: plan_lib.Plan, weights: weights_lib.ModelWeig
     table_end = spec.record_bytes("FileHeader") + n * spec.record_bytes("SectionEntry")
 
     path = os.fspath(path)
+    check_out_path(path)
     tmp = f"{path}.tmp-{os.getpid()}"
-    f = open(tmp, "wb")
+    try:
+        f = open(tmp, "wb")
+    except OSError as e:
+        raise OSError(e.errno, f"cannot write {path} (its temporary file {tmp}): "
+                               f"{e.strerror}") from e
     try:
         w = _HashingWriter(f)
         w.pad_to(table_end)  # header and table are written last, when the hashes are known
@@ -272,6 +323,8 @@ def write_package(path: str, plan: plan_lib.Plan, weights: weights_lib.ModelWeig
         f.flush()
         os.fsync(f.fileno())
         f.close()
+        if check is not None:
+            check(tmp)
         os.replace(tmp, path)
     except BaseException:
         f.close()
@@ -294,6 +347,11 @@ def _write_weights(w: _HashingWriter, plan, weights, config, progress) -> None:
                 raise ValueError(f"tensor data out of order: got id {tid}, expected {expected}")
             expected += 1
             t = plan.tensors[tid]
+            bad = _nonfinite_count(arr)
+            if bad:
+                logging.warning("tensor %s holds %d inf / NaN values of %d: every request that "
+                                "reads them will stop with a non-finite error; is the checkpoint "
+                                "damaged?", t["name"], bad, arr.size)
             w.pad_to(start + t["offset"])
             data = _tensor_bytes_view(arr, t)
             for i in range(0, len(data), _CHUNK):

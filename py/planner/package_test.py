@@ -231,6 +231,49 @@ def test_failure_midway_removes_the_temp_file_and_keeps_the_old_package(tmp_path
     assert sorted(os.listdir(tmp_path)) == ["m.tpkg"]
 
 
+def test_out_paths_that_are_not_regular_files_are_refused(tmp_path, model):
+    fifo, link, target_file = tmp_path / "fifo", tmp_path / "link.tpkg", tmp_path / "t.tpkg"
+    os.mkfifo(fifo)
+    target_file.write_bytes(b"keep")
+    os.symlink(target_file, link)
+    (tmp_path / "dir.tpkg").mkdir()
+    for path, kind in ((fifo, "a FIFO"), (link, "a symbolic link"), (tmp_path / "dir.tpkg", "a directory")):
+        with pytest.raises(PackageError, match=f"is {kind}: the planner writes a new file"):
+            write(path, model)
+    assert fifo.exists() and not fifo.is_file() and link.is_symlink() and target_file.read_bytes() == b"keep"
+    with pytest.raises(PackageError, match="does not exist: create it first"):
+        write(tmp_path / "nowhere" / "m.tpkg", model)
+    with pytest.raises(PackageError, match="output path is empty"):
+        package.check_out_path("")
+    assert sorted(os.listdir(tmp_path)) == ["dir.tpkg", "fifo", "link.tpkg", "t.tpkg"]
+
+
+def test_a_failing_check_leaves_the_old_package(tmp_path, model):
+    path = tmp_path / "m.tpkg"
+    write(path, model)
+    before = path.read_bytes()
+    seen = []
+
+    def check(tmp):
+        seen.append(read_package(tmp).meta["plan"]["max_context"])  # the finished file reads
+        raise ValueError("refused by the check")
+
+    with pytest.raises(ValueError, match="refused by the check"):
+        write(path, model, check=check)
+    assert seen and path.read_bytes() == before and sorted(os.listdir(tmp_path)) == ["m.tpkg"]
+
+
+def test_non_finite_weights_are_written_with_a_warning(tmp_path, model, caplog):
+    config, target, plan, weights = model
+    weights.layers[0].w_gate[3, 5] = np.inf
+    weights.layers[0].w_gate[4, 1] = np.nan
+    write(tmp_path / "m.tpkg", model)
+    warned = [r.getMessage() for r in caplog.records if "inf / NaN" in r.getMessage()]
+    assert warned == ["tensor layers.0.w_gate holds 2 inf / NaN values of "
+                      f"{weights.layers[0].w_gate.size}: every request that reads them will stop "
+                      "with a non-finite error; is the checkpoint damaged?"], warned
+
+
 def test_wrong_weights_are_refused(tmp_path, model):
     config, target, plan, weights = model
     weights.layers[1].w_up = weights.layers[1].w_up[:, :-1]
