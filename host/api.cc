@@ -10,6 +10,7 @@
 #include "host/error.h"
 #include "host/gpu_executor.h"
 #include "host/package.h"
+#include "host/sampler.h"
 #include "host/tokenizer.h"
 #include "host/validate.h"
 
@@ -65,6 +66,18 @@ Status Guard(F&& body) {
   }
 }
 
+// The text of `ids`, ids of the model's vocabulary that the tokenizer lacks left out: rows
+// a checkpoint pads its embedding with beyond the tokenizer's vocabulary, or every id of a
+// package without a tokenizer. HF's decode leaves such ids out alike.
+std::string TextOf(const Tokenizer& tokenizer, const std::vector<int>& ids) {
+  std::vector<int> known;
+  known.reserve(ids.size());
+  for (int id : ids) {
+    if (id >= 0 && id < tokenizer.vocab_size()) known.push_back(id);
+  }
+  return tokenizer.Decode(known);
+}
+
 }  // namespace
 
 Status Engine::Open(const std::string& package_path, const EngineOptions& options,
@@ -111,7 +124,7 @@ Status Engine::Generate(const Request& request, const TokenCallback& on_token, R
     options.sampling = SamplingOptions{request.temperature, request.top_k, request.top_p, request.seed};
     bool stopped_by_text = false;
     options.on_token = [&](int id) {
-      const std::string piece = impl_->tokenizer->Decode({id});
+      const std::string piece = TextOf(*impl_->tokenizer, {id});
       result->text += piece;
       const bool caller_goes_on = !on_token || on_token(id, piece);
       stopped_by_text = !request.stop.empty() && result->text.find(request.stop) != std::string::npos;
@@ -121,7 +134,7 @@ Status Engine::Generate(const Request& request, const TokenCallback& on_token, R
     GenerateResult r = impl_->exec->Generate(result->prompt_ids, options);
     result->tokens = r.tokens;
     if (r.stopped_at_eos && !r.tokens.empty()) {
-      result->text = impl_->tokenizer->Decode({r.tokens.begin(), r.tokens.end() - 1});
+      result->text = TextOf(*impl_->tokenizer, {r.tokens.begin(), r.tokens.end() - 1});
     }
     result->stopped = r.stopped_at_eos || stopped_by_text;
     result->prompt_ms = r.prompt_ms;
@@ -129,8 +142,23 @@ Status Engine::Generate(const Request& request, const TokenCallback& on_token, R
   });
 }
 
+Status Engine::CheckOptions(const Request& request) {
+  return Guard([&] {
+    if (request.max_new_tokens < 1) throw tileinfer::Error("max_new_tokens must be at least 1");
+    CheckSamplingOptions(SamplingOptions{request.temperature, request.top_k, request.top_p, request.seed});
+  });
+}
+
 Status Engine::Decode(const std::vector<int>& ids, std::string* text) const {
-  return Guard([&] { *text = impl_->tokenizer->Decode(ids); });
+  return Guard([&] {
+    for (int id : ids) {
+      if (id < 0 || id >= impl_->pkg->model().vocab) {
+        throw tileinfer::Error("token id " + std::to_string(id) + " is outside the model's vocabulary (0.." +
+                               std::to_string(impl_->pkg->model().vocab - 1) + ")");
+      }
+    }
+    *text = TextOf(*impl_->tokenizer, ids);
+  });
 }
 
 Status Engine::Encode(const std::string& text, std::vector<int>* ids) const {

@@ -82,7 +82,14 @@ class Engine {
   // request after an error.
   Status Generate(const Request& request, const TokenCallback& on_token, Result* result);
 
-  // Text of token ids (the package's tokenizer). Ids outside the vocabulary: an error.
+  // The request's options that do not depend on the prompt or the package (max_new_tokens
+  // at least 1; temperature, top_k, top_p): OK, or the error Generate would give for them.
+  static Status CheckOptions(const Request& request);
+
+  // Text of token ids (the package's tokenizer). Ids outside the model's vocabulary: an
+  // error; ids inside it that the tokenizer lacks (padded embedding rows, or every id of a
+  // package planned without tokenizer.json) have no text, as in HF's decode. Generate's
+  // pieces and text follow the same rule.
   Status Decode(const std::vector<int>& ids, std::string* text) const;
   // Ids of text (special tokens parsed; no BOS added).
   Status Encode(const std::string& text, std::vector<int>* ids) const;

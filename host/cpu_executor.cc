@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <system_error>
 
 #include "host/bf16.h"
 #include "host/error.h"
@@ -88,10 +90,19 @@ CpuExecutor::CpuExecutor(const Package& pkg, int threads) : pkg_(pkg) {
   if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   n_threads_ = threads;
   pool_.reserve(threads - 1);
-  for (int i = 1; i < threads; ++i) pool_.emplace_back(&CpuExecutor::PoolLoop, this, i);
+  try {
+    for (int i = 1; i < threads; ++i) pool_.emplace_back(&CpuExecutor::PoolLoop, this, i);
+  } catch (const std::system_error& e) {  // e.g. a process or memory limit
+    const size_t started = pool_.size();
+    StopPool();  // the started threads wait on start_cv_: end them before it is destroyed
+    throw Error("CPU executor: could only start " + std::to_string(started + 1) + " of " +
+                std::to_string(threads) + " threads (" + e.what() + "): give fewer threads");
+  }
 }
 
-CpuExecutor::~CpuExecutor() {
+CpuExecutor::~CpuExecutor() { StopPool(); }
+
+void CpuExecutor::StopPool() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     quit_ = true;
@@ -99,6 +110,7 @@ CpuExecutor::~CpuExecutor() {
   }
   start_cv_.notify_all();
   for (std::thread& t : pool_) t.join();
+  pool_.clear();
 }
 
 void CpuExecutor::PoolLoop(int index) {

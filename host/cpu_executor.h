@@ -45,6 +45,9 @@ class CpuExecutor : public Executor {
   void RunTask(const format::TaskRecord& t);
   void RunParallel(size_t first, size_t count);
   void PoolLoop(int index);
+  // Ends and joins the pool's threads (quit_, then a new generation): the destructor's and a
+  // failed constructor's cleanup.
+  void StopPool();
 
   // format_spec's fix() and real() of the FIXED64 residual; Fix marks the request invalid
   // (residual_invalid_) for a value outside its range.

@@ -63,14 +63,7 @@ void PrintTimes(const api::Result& r) {
 int Run() {
   const int prompts = !FLAGS_prompt.empty() + !FLAGS_prompt_ids.empty() + FLAGS_chat;
   if (prompts > 1) throw Error("give one of --prompt, --prompt_ids or --chat");
-  api::EngineOptions eo;
-  eo.device = FLAGS_device;
-  eo.cpu_threads = FLAGS_threads;
-  eo.check_target = FLAGS_check_target;
-  std::unique_ptr<api::Engine> engine;
-  Ok(api::Engine::Open(UserPath(FLAGS_package), eo, &engine));
-  std::fprintf(stderr, "Package %s: running on the %s.\n", FLAGS_package.c_str(), engine->executor_name().c_str());
-
+  if (!FLAGS_system.empty() && !FLAGS_chat) throw Error("--system is for --chat only (a text prompt holds its own)");
   api::Request request;
   request.max_new_tokens = FLAGS_max_new_tokens;
   request.stop_at_eos = !FLAGS_ignore_eos;
@@ -79,6 +72,15 @@ int Run() {
   request.top_k = FLAGS_top_k;
   request.top_p = static_cast<float>(FLAGS_top_p);
   request.seed = FLAGS_seed;
+  Ok(api::Engine::CheckOptions(request));  // before the package loads, a prompt prints or a turn is read
+
+  api::EngineOptions eo;
+  eo.device = FLAGS_device;
+  eo.cpu_threads = FLAGS_threads;
+  eo.check_target = FLAGS_check_target;
+  std::unique_ptr<api::Engine> engine;
+  Ok(api::Engine::Open(UserPath(FLAGS_package), eo, &engine));
+  std::fprintf(stderr, "Package %s: running on the %s.\n", FLAGS_package.c_str(), engine->executor_name().c_str());
   auto stream = [](int, const std::string& piece) {
     std::printf("%s", piece.c_str());
     std::fflush(stdout);
@@ -92,6 +94,7 @@ int Run() {
     // The "> " prompt only for a person at a terminal: with piped turns it would land
     // before each answer.
     const bool interactive = isatty(STDIN_FILENO) != 0;
+    int failed_turns = 0;
     while ((interactive && std::fprintf(stderr, "> ")), std::getline(std::cin, line) && !line.empty()) {
       request.chat.push_back({"user", line});
       api::Result r;
@@ -100,13 +103,15 @@ int Run() {
       if (!s.ok()) {  // say why and go on: the engine serves the next turn
         std::fprintf(stderr, "error: %s\n", s.message().c_str());
         request.chat.pop_back();
+        ++failed_turns;
         continue;
       }
       request.chat.push_back({"assistant", r.text});
       PrintTimes(r);
       std::fflush(stdout);  // before the next "> " on stderr, also when stdout is a pipe
     }
-    return 0;
+    if (failed_turns > 0) std::fprintf(stderr, "error: %d turn(s) failed (above)\n", failed_turns);
+    return failed_turns > 0 ? 1 : 0;
   }
 
   if (!FLAGS_prompt.empty()) {

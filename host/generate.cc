@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <sstream>
+#include <stdexcept>
+#include <string>
 
 #include "host/error.h"
 
@@ -10,27 +11,34 @@ namespace tileinfer {
 
 std::vector<int> ParseIntList(const std::string& text, const std::string& what) {
   std::vector<int> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
+  if (text.empty()) return out;
+  for (size_t at = 0;;) {  // every item, the empty ones of "1,,2" or "1,2," too
+    const size_t comma = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, comma - at);
     size_t used = 0;
     int value = 0;
     try {
       value = std::stoi(item, &used);
-    } catch (const std::exception&) {
+    } catch (const std::out_of_range&) {
+      throw Error(what + ": '" + item + "' is outside the range of a token id (a 32-bit int)");
+    } catch (const std::invalid_argument&) {
       used = 0;
     }
     if (used == 0 || used != item.size()) {
-      throw Error(what + ": '" + item + "' is not an integer; give comma-separated integers");
+      throw Error(what + ": '" + item + "' is not an integer; give comma-separated integers, "
+                  "no empty items");
     }
     out.push_back(value);
+    if (comma == text.size()) return out;
+    at = comma + 1;
   }
-  return out;
 }
 
 Error NonFiniteLogitError(int pos) {
   return Error("non-finite logit at position " + std::to_string(pos) +
-               ": the request stopped; no token was emitted (check the checkpoint for inf/NaN weights)");
+               ": the request stopped; no token was emitted (the checkpoint may hold inf/NaN weights, "
+               "or an activation outgrew the residual stream's fixed-point range of +-2^21: check "
+               "its weights)");
 }
 
 void CheckStep(const Package& pkg, int token, int pos) {

@@ -80,7 +80,9 @@ uint64_t Package::TensorBytes(uint32_t id) const {
 }
 
 std::unique_ptr<Package> Package::Open(const std::string& path, bool verify_checksums) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO at `path` would block open() until a writer came; the check below
+  // refuses it at once (the flag does not change how a regular file is read or mapped).
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     throw Error(path + ": cannot open package (" + std::strerror(errno) +
                 "): check the path, or write one with the planner (" + kPlannerCommand + ")");
@@ -88,7 +90,7 @@ std::unique_ptr<Package> Package::Open(const std::string& path, bool verify_chec
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw Error(path + ": not a regular file");
+    throw Error(path + ": not a regular file (a package is a .tpkg file the planner wrote)");
   }
   std::unique_ptr<Package> pkg(new Package());
   pkg->path_ = path;
@@ -157,7 +159,8 @@ void Package::Parse(bool verify_checksums) {
                 std::to_string(map_bytes_) + "; " + kReplan);
   }
   if (h.section_count == 0 || h.section_count > 64) {
-    throw Error(path_ + ": implausible section count " + std::to_string(h.section_count));
+    throw Error(path_ + ": implausible section count " + std::to_string(h.section_count) +
+                ": the file is damaged; " + kReplan);
   }
   const uint64_t table_bytes = static_cast<uint64_t>(h.section_count) * sizeof(format::SectionEntry);
   if (sizeof(h) + table_bytes > map_bytes_) {
@@ -244,6 +247,7 @@ void Package::ParseMeta() {
     throw Error(path_ + ": section 'meta' is not valid JSON (" + e.what() + "); " + kReplan);
   }
   std::string where;
+  double rms_norm_eps = 0;  // meta.model.rms_norm_eps, checked before it becomes model_'s float
   auto num = [&](const json& obj, const char* key) {
     return IntegerOf<int>(obj.at(key), path_, where + "." + key);
   };
@@ -265,7 +269,7 @@ void Package::ParseMeta() {
     model_.kv_heads = num(m, "num_kv_heads");
     model_.head_dim = num(m, "head_dim");
     model_.vocab = num(m, "vocab_size");
-    model_.rms_norm_eps = m.at("rms_norm_eps").get<float>();
+    rms_norm_eps = m.at("rms_norm_eps").get<double>();  // checked below, then narrowed
     model_.tied = m.at("tie_word_embeddings").get<bool>();
     model_.bos_token_id = m.at("bos_token_id").is_null() ? -1 : num(m, "bos_token_id");
     where = "target";
@@ -329,6 +333,12 @@ void Package::ParseMeta() {
   positive(plan_.attention_min_chunk, "plan.attention_min_chunk", 1 << 20);
   positive(plan_.ffn_parts, "plan.ffn_parts", static_cast<int>(format::kFfnMaxParts));  // the fixed-point headroom
   positive(plan_.lm_head_slots, "plan.lm_head_slots", 1 << 16);
+  // The planner's rule; a float's range too, so that narrowing it is defined.
+  if (!(rms_norm_eps > 0.0) || !(rms_norm_eps <= std::numeric_limits<float>::max())) {
+    throw Error(path_ + ": meta value model.rms_norm_eps = " + std::to_string(rms_norm_eps) +
+                " is not a positive finite number; " + kReplan);
+  }
+  model_.rms_norm_eps = static_cast<float>(rms_norm_eps);
   if (model_.heads % model_.kv_heads != 0 || model_.head_dim % 2 != 0) {
     throw Error(path_ + ": model heads (" + std::to_string(model_.heads) + ") must be a multiple of "
                 "K/V heads (" + std::to_string(model_.kv_heads) + ") and head_dim even");

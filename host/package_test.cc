@@ -407,6 +407,22 @@ TEST_F(PackageRefusalTest, MetaFloatWhereAnIntegerBelongs) {
   ExpectMentions(OpenError(path), {path, "meta.model.intermediate_size must be an integer"});
 }
 
+TEST_F(PackageRefusalTest, RmsNormEpsOutOfRange) {
+  // The planner refuses such a config; a hand-made file must not run into NaN or garbage.
+  for (const char* eps : {"-1e00", "0e+00", "1e+99"}) {  // as long as 1e-05: RewriteMeta keeps sizes
+    const std::string path =
+        WriteTemp(RewriteMeta(golden_, "\"rms_norm_eps\":1e-05", std::string("\"rms_norm_eps\":") + eps));
+    ExpectMentions(OpenError(path), {path, "model.rms_norm_eps", "not a positive finite number"});
+  }
+}
+
+TEST_F(PackageRefusalTest, FifoInsteadOfAFileIsRefusedAtOnce) {
+  // open() of a FIFO blocks until a writer comes: the reader must not wait for one.
+  const std::string path = testing::TempDir() + "a_fifo.tpkg";
+  ASSERT_TRUE(mkfifo(path.c_str(), 0644) == 0 || errno == EEXIST) << path;
+  ExpectMentions(OpenError(path), {path, "not a regular file"});
+}
+
 // --- validator refusals -----------------------------------------------------------------------
 
 // Hand-broken copies of tiny_9x3 (20 workers, 2 layers, 6 attention chunks): each opens

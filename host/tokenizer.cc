@@ -77,6 +77,7 @@ Tokenizer Tokenizer::FromJson(const std::string& text) {
   std::vector<std::string> merges, regexes;
   try {
     const nlohmann::json j = nlohmann::json::parse(text);
+    if (j.is_object() && j.empty()) return tok;  // the planner's section for a checkpoint without one
     tok.vocab_ = j.at("vocab").get<std::vector<std::string>>();
     for (const char* field : {"special_tokens", "added_tokens"}) {
       if (!j.contains(field)) continue;
@@ -173,6 +174,10 @@ Tokenizer Tokenizer::FromJson(const std::string& text) {
 }
 
 std::vector<int> Tokenizer::Encode(const std::string& text, bool parse_special) const {
+  if (vocab_.empty()) {
+    throw Error("this package has no tokenizer (its checkpoint had no tokenizer.json): give the "
+                "prompt as token ids, or re-plan from a checkpoint with its tokenizer.json");
+  }
   const size_t bad = InvalidUtf8At(text);
   if (bad != std::string::npos) {
     throw Error("text to encode is not valid UTF-8 (byte " + std::to_string(bad) + ")");

@@ -15,7 +15,8 @@ class Tokenizer {
  public:
   // Parses the section and compiles its pre-tokenizer patterns (ICU). Throws Error if the
   // section is malformed, a merge names a token outside the vocabulary, or a pattern does
-  // not compile.
+  // not compile. An empty object, the planner's section for a checkpoint without
+  // tokenizer.json, gives a tokenizer with no vocabulary: Encode throws, Decode of any id too.
   static Tokenizer FromJson(const std::string& text);
   Tokenizer(Tokenizer&&) noexcept;
   Tokenizer& operator=(Tokenizer&&) noexcept;

@@ -1,5 +1,6 @@
 """The decode command line (host/decode.cc) on a tiny package: a normal run's lines, and bad
 options refused with a clear error on stderr, nothing dangling on stdout."""
+import json
 import os
 import subprocess
 import sys
@@ -67,6 +68,74 @@ def test_chat_with_piped_turns_shows_no_terminal_prompt(package):
     assert rc == 0, err
     assert out.count("prompt: ") == 2, out  # one timing line a turn
     assert "> " not in err, err
+
+
+def test_chat_refuses_bad_options_before_reading_and_fails_when_a_turn_fails(package):
+    rc, out, err = run(package, "--chat", "--max_new_tokens=0", stdin="hi\n\n")
+    assert rc != 0 and "max_new_tokens must be at least 1" in err and "Chat:" not in err, err
+    # Too long for the package's 64 positions: each turn fails, and so does the command.
+    rc, out, err = run(package, "--chat", "--max_new_tokens=63", stdin="hi\nagain\n\n")
+    assert rc == 1 and err.count("exceeds the package's max context") == 2, err
+    assert "error: 2 turn(s) failed" in err
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--prompt_ids=3,7,"], "'' is not an integer; give comma-separated integers, no empty items"),
+    (["--prompt_ids=3,,7"], "'' is not an integer"),
+    (["--prompt_ids=99999999999"], "'99999999999' is outside the range of a token id"),
+    (["--prompt_ids=3", "--system=be brief"], "--system is for --chat only"),
+])
+def test_bad_prompt_flags_are_refused(package, flags, message):
+    rc, out, err = run(package, *flags)
+    assert rc != 0 and message in err, err
+
+
+def plan(ckpt, out):
+    planner_main.build_package(str(ckpt), "h200", str(out), 64, progress=False)
+    return out
+
+
+def test_a_package_without_a_tokenizer_takes_ids(tmp_path):
+    ckpt = tmp_path / "ckpt"
+    tiny_models.write_tiny_checkpoint(ckpt, hidden=64, ffn=96, layers=1, heads=4, kv_heads=2,
+                                      vocab=120, seed=5)
+    (ckpt / "tokenizer.json").unlink()
+    pkg = plan(ckpt, tmp_path / "notok.tpkg")
+    rc, out, err = run(pkg, "--prompt_ids=3,7", "--max_new_tokens=3", "--ignore_eos")
+    assert rc == 0, err
+    assert len(out.splitlines()[2].removeprefix("ids: ").split(",")) == 3, out
+    rc, out, err = run(pkg, "--prompt=hi")
+    assert rc != 0 and "this package has no tokenizer" in err and "token ids" in err, err
+
+
+def test_ids_beyond_the_tokenizer_but_inside_the_model_have_no_text(tmp_path):
+    # A checkpoint whose embedding has 10 rows more than its tokenizer has ids (padding, as
+    # many checkpoints do); those rows made large so that greedy decoding picks them.
+    from safetensors.numpy import load_file, save_file
+    ckpt = tmp_path / "ckpt"
+    tiny_models.write_tiny_checkpoint(ckpt, hidden=64, ffn=96, layers=1, heads=4, kv_heads=2,
+                                      vocab=130, seed=5, dtype="float32")
+    tok_json, tok_cfg = tiny_models.tiny_tokenizer(120)
+    (ckpt / "tokenizer.json").write_text(json.dumps(tok_json))
+    (ckpt / "tokenizer_config.json").write_text(json.dumps(tok_cfg))
+    tensors = load_file(str(ckpt / "model.safetensors"))
+    tensors["model.embed_tokens.weight"][120:] *= 20
+    save_file(tensors, str(ckpt / "model.safetensors"), metadata={"format": "pt"})
+    pkg = plan(ckpt, tmp_path / "padded.tpkg")
+    rc, out, err = run(pkg, "--prompt_ids=3,7", "--max_new_tokens=4", "--ignore_eos")
+    assert rc == 0, err
+    ids = [int(i) for i in out.splitlines()[2].removeprefix("ids: ").split(",")]
+    assert any(i >= 120 for i in ids), ids  # the test's premise: a padded id was generated
+
+
+def test_threads_that_cannot_start_are_an_error_not_a_hang(package):
+    # 1,000 threads of 8 MB stacks do not fit 1.5 GB of address space: the executor must
+    # say so (it used to hang, destroying a condition variable its started threads waited on).
+    p = subprocess.run(["bash", "-c", 'ulimit -v 1500000; exec "$0" "$@"', decode_binary(),
+                        f"--package={package}", "--device=cpu", "--prompt_ids=3", "--threads=1000"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0 and "CPU executor: could only start" in p.stderr, p.stderr
+    assert "of 1000 threads" in p.stderr and "give fewer threads" in p.stderr
 
 
 def test_a_missing_package_says_how_to_make_one(tmp_path):
