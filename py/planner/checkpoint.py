@@ -172,7 +172,8 @@ def _load_dir(root: pathlib.Path, description: str) -> Checkpoint:
     try:
         config = LlamaConfig.from_hf(config_json, gen_json)
     except ConfigError as e:
-        raise CheckpointError(f"{root / 'config.json'}: {e}") from e
+        # The path names the file: not "config.json: " twice.
+        raise CheckpointError(f"{root / 'config.json'}: {str(e).removeprefix('config.json: ')}") from e
 
     locations, n_files = _tensor_locations(root)
     reader = _ShardReader(locations)

@@ -189,6 +189,16 @@ def test_unexpected_tensor_refused_and_inv_freq_ignored(tmp_path):
         load_checkpoint(str(tmp_path))
 
 
+def test_a_config_error_names_the_file_once(tmp_path):
+    write_tiny_checkpoint(tmp_path, **TINY)
+    config = json.loads((tmp_path / "config.json").read_text())
+    config["hidden_act"] = "gelu"
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(CheckpointError) as e:
+        load_checkpoint(str(tmp_path))
+    assert str(e.value) == f"{tmp_path / 'config.json'}: hidden_act='gelu'; only 'silu' (SwiGLU) is supported"
+
+
 def test_missing_config_and_weights(tmp_path):
     with pytest.raises(CheckpointError, match="config.json"):
         load_checkpoint(str(tmp_path))

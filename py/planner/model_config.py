@@ -214,8 +214,11 @@ class LlamaConfig:
         num_kv = config.get("num_key_value_heads") or num_heads
         hidden = config["hidden_size"]
         head_dim = config.get("head_dim")
+        for key, v in (("hidden_size", hidden), ("num_attention_heads", num_heads)):
+            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+                raise ConfigError(f"config.json: {key}={v!r} must be a positive integer")
         if head_dim is None:
-            if not isinstance(hidden, int) or not isinstance(num_heads, int) or hidden % num_heads:
+            if hidden % num_heads:
                 raise ConfigError(f"config.json: hidden_size={hidden} is not divisible by "
                                   f"num_attention_heads={num_heads} and head_dim is absent; "
                                   f"add head_dim")

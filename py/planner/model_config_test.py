@@ -136,6 +136,8 @@ def test_unsupported_rope_scaling(rope, needle):
     ({"eos_token_id": 999999}, "999999"),
     ({"eos_token_id": True}, "eos_token_id"),
     ({"head_dim": 63}, "even"),
+    ({"hidden_size": 2048.0}, r"hidden_size=2048.0 must be a positive integer"),
+    ({"num_attention_heads": 0}, r"num_attention_heads=0 must be a positive integer"),
 ])
 def test_config_errors(changes, needle):
     with pytest.raises(ConfigError, match=needle):
