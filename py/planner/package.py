@@ -326,12 +326,15 @@ def write_package(path: str, plan: plan_lib.Plan, weights: weights_lib.ModelWeig
         if check is not None:
             check(tmp)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         f.close()
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(e, OSError) and e.filename is None:  # e.g. a full disk: say which file
+            raise OSError(e.errno, f"cannot write {path}: {e.strerror}; nothing was written "
+                                   f"there") from e
         raise
     _fsync_dir(os.path.dirname(os.path.abspath(path)))
     return file_bytes

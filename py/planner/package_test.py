@@ -248,6 +248,17 @@ def test_out_paths_that_are_not_regular_files_are_refused(tmp_path, model):
     assert sorted(os.listdir(tmp_path)) == ["dir.tpkg", "fifo", "link.tpkg", "t.tpkg"]
 
 
+def test_a_write_error_names_the_package(tmp_path, model, monkeypatch):
+    def full_disk(plan, weights, config):
+        raise OSError(28, "No space left on device")
+        yield
+
+    monkeypatch.setattr(package, "iter_tensor_data", full_disk)
+    with pytest.raises(OSError, match=r"cannot write .*m\.tpkg: No space left on device; nothing"):
+        write(tmp_path / "m.tpkg", model)
+    assert os.listdir(tmp_path) == []
+
+
 def test_a_failing_check_leaves_the_old_package(tmp_path, model):
     path = tmp_path / "m.tpkg"
     write(path, model)
