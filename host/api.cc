@@ -86,6 +86,10 @@ Status Engine::Open(const std::string& package_path, const EngineOptions& option
     if (options.device != "auto" && options.device != "cpu" && options.device != "gpu") {
       throw tileinfer::Error("device must be auto, cpu or gpu, not '" + options.device + "'");
     }
+    if (options.cpu_threads < 0 || options.cpu_threads > CpuExecutor::kMaxThreads) {  // also when the GPU runs
+      throw tileinfer::Error("cpu_threads " + std::to_string(options.cpu_threads) + ": give 0 (one per hardware "
+                             "thread) or 1 to " + std::to_string(CpuExecutor::kMaxThreads));
+    }
     auto impl = std::make_unique<Impl>();
     impl->pkg = Package::Open(package_path);
     ValidatePlan(*impl->pkg);

@@ -97,6 +97,9 @@ CpuExecutor::CpuExecutor(const Package& pkg, int threads) : pkg_(pkg) {
     StopPool();  // the started threads wait on start_cv_: end them before it is destroyed
     throw Error("CPU executor: could only start " + std::to_string(started + 1) + " of " +
                 std::to_string(threads) + " threads (" + e.what() + "): give fewer threads");
+  } catch (...) {  // std::bad_alloc of a thread's state: the same cleanup
+    StopPool();
+    throw;
   }
 }
 

@@ -98,8 +98,12 @@ int Run() {
     while ((interactive && std::fprintf(stderr, "> ")), std::getline(std::cin, line) && !line.empty()) {
       request.chat.push_back({"user", line});
       api::Result r;
-      const api::Status s = engine->Generate(request, stream, &r);
-      std::printf("\n");
+      bool streamed = false;
+      const api::Status s = engine->Generate(request, [&](int id, const std::string& piece) {
+        streamed = true;
+        return stream(id, piece);
+      }, &r);
+      if (s.ok() || streamed) std::printf("\n");  // ends the answer's line; none for a refused turn
       if (!s.ok()) {  // say why and go on: the engine serves the next turn
         std::fprintf(stderr, "error: %s\n", s.message().c_str());
         request.chat.pop_back();

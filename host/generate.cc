@@ -14,19 +14,19 @@ std::vector<int> ParseIntList(const std::string& text, const std::string& what) 
   if (text.empty()) return out;
   for (size_t at = 0;;) {  // every item, the empty ones of "1,,2" or "1,2," too
     const size_t comma = std::min(text.find(',', at), text.size());
-    const std::string item = text.substr(at, comma - at);
-    size_t used = 0;
-    int value = 0;
-    try {
-      value = std::stoi(item, &used);
-    } catch (const std::out_of_range&) {
-      throw Error(what + ": '" + item + "' is outside the range of a token id (a 32-bit int)");
-    } catch (const std::invalid_argument&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size()) {
+    std::string item = text.substr(at, comma - at);
+    item.erase(0, item.find_first_not_of(' '));  // spaces around an item are fine: "1, 2"
+    item.erase(item.find_last_not_of(' ') + 1);
+    const size_t digits = item.size() - (!item.empty() && item[0] == '-');
+    if (digits == 0 || item.find_first_not_of("0123456789", item.size() - digits) != std::string::npos) {
       throw Error(what + ": '" + item + "' is not an integer; give comma-separated integers, "
                   "no empty items");
+    }
+    int value = 0;
+    try {
+      value = std::stoi(item);
+    } catch (const std::out_of_range&) {
+      throw Error(what + ": '" + item + "' is outside the range of a 32-bit int");
     }
     out.push_back(value);
     if (comma == text.size()) return out;

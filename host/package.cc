@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -333,10 +334,13 @@ void Package::ParseMeta() {
   positive(plan_.attention_min_chunk, "plan.attention_min_chunk", 1 << 20);
   positive(plan_.ffn_parts, "plan.ffn_parts", static_cast<int>(format::kFfnMaxParts));  // the fixed-point headroom
   positive(plan_.lm_head_slots, "plan.lm_head_slots", 1 << 16);
-  // The planner's rule; a float's range too, so that narrowing it is defined.
-  if (!(rms_norm_eps > 0.0) || !(rms_norm_eps <= std::numeric_limits<float>::max())) {
-    throw Error(path_ + ": meta value model.rms_norm_eps = " + std::to_string(rms_norm_eps) +
-                " is not a positive finite number; " + kReplan);
+  // The planner's rule: a positive float32 (normal) number, so that narrowing it is defined
+  // and keeps it positive.
+  if (!(rms_norm_eps >= std::numeric_limits<float>::min() && rms_norm_eps <= std::numeric_limits<float>::max())) {
+    char value[32];
+    std::snprintf(value, sizeof(value), "%g", rms_norm_eps);
+    throw Error(path_ + ": meta value model.rms_norm_eps = " + value +
+                " is not a positive number that float32 holds; " + kReplan);
   }
   model_.rms_norm_eps = static_cast<float>(rms_norm_eps);
   if (model_.heads % model_.kv_heads != 0 || model_.head_dim % 2 != 0) {

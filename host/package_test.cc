@@ -409,10 +409,14 @@ TEST_F(PackageRefusalTest, MetaFloatWhereAnIntegerBelongs) {
 
 TEST_F(PackageRefusalTest, RmsNormEpsOutOfRange) {
   // The planner refuses such a config; a hand-made file must not run into NaN or garbage.
-  for (const char* eps : {"-1e00", "0e+00", "1e+99"}) {  // as long as 1e-05: RewriteMeta keeps sizes
+  // As long as 1e-05 (RewriteMeta keeps sizes); 1e-50 would narrow to a float 0.
+  const std::pair<const char*, const char*> cases[] = {
+      {"-1e00", "-1"}, {"0e+00", "0"}, {"1e+99", "1e+99"}, {"1e+39", "1e+39"}, {"1e-50", "1e-50"}};
+  for (const auto& [eps, shown] : cases) {
     const std::string path =
         WriteTemp(RewriteMeta(golden_, "\"rms_norm_eps\":1e-05", std::string("\"rms_norm_eps\":") + eps));
-    ExpectMentions(OpenError(path), {path, "model.rms_norm_eps", "not a positive finite number"});
+    ExpectMentions(OpenError(path), {path, std::string("model.rms_norm_eps = ") + shown + " is not a positive "
+                                     "number that float32 holds"});
   }
 }
 

@@ -35,6 +35,11 @@ def run(package, *flags, stdin=None):
     return p.returncode, p.stdout, p.stderr
 
 
+def test_spaces_around_prompt_ids_are_fine(package):
+    rc, out, err = run(package, "--prompt_ids= 3, 7 ,11", "--max_new_tokens=2", "--ignore_eos")
+    assert rc == 0 and out.splitlines()[-1].startswith("prompt: 3 tokens"), err
+
+
 def test_a_run_prints_prompt_output_ids_and_times(package):
     rc, out, err = run(package, "--prompt_ids=3,7,11", "--max_new_tokens=4", "--ignore_eos")
     assert rc == 0, err
@@ -49,6 +54,7 @@ def test_a_run_prints_prompt_output_ids_and_times(package):
     ("--max_new_tokens=0", "max_new_tokens must be at least 1"),
     ("--top_p=1.5", "top_p must be in (0, 1]"),
     ("--temperature=-1", "temperature must be a finite number >= 0"),
+    ("--max_new_tokens=62", "exceeds the package's max context"),  # refused inside Generate
 ])
 def test_a_bad_request_option_leaves_no_dangling_output_line(package, flag, message):
     rc, out, err = run(package, "--prompt_ids=3,7,11", flag)
@@ -59,7 +65,7 @@ def test_a_bad_request_option_leaves_no_dangling_output_line(package, flag, mess
 @pytest.mark.parametrize("threads", ["-1", "1025", "2147483647"])
 def test_cpu_threads_out_of_range_are_refused(package, threads):
     rc, out, err = run(package, "--prompt_ids=3", f"--threads={threads}")
-    assert rc != 0 and f"CPU executor threads {threads}: give 0" in err, err
+    assert rc != 0 and f"cpu_threads {threads}: give 0 (one per hardware thread) or 1 to 1024" in err, err
     assert "prompt:" not in out
 
 
@@ -76,13 +82,15 @@ def test_chat_refuses_bad_options_before_reading_and_fails_when_a_turn_fails(pac
     # Too long for the package's 64 positions: each turn fails, and so does the command.
     rc, out, err = run(package, "--chat", "--max_new_tokens=63", stdin="hi\nagain\n\n")
     assert rc == 1 and err.count("exceeds the package's max context") == 2, err
-    assert "error: 2 turn(s) failed" in err
+    assert "error: 2 turn(s) failed" in err and out == "", out  # no blank line a refused turn
 
 
 @pytest.mark.parametrize("flags, message", [
     (["--prompt_ids=3,7,"], "'' is not an integer; give comma-separated integers, no empty items"),
     (["--prompt_ids=3,,7"], "'' is not an integer"),
-    (["--prompt_ids=99999999999"], "'99999999999' is outside the range of a token id"),
+    (["--prompt_ids=99999999999"], "'99999999999' is outside the range of a 32-bit int"),
+    (["--prompt_ids=+3"], "'+3' is not an integer"),
+    (["--prompt_ids=3 7"], "'3 7' is not an integer"),
     (["--prompt_ids=3", "--system=be brief"], "--system is for --chat only"),
 ])
 def test_bad_prompt_flags_are_refused(package, flags, message):

@@ -145,8 +145,13 @@ def build_package(checkpoint_source: str, target_path_or_name, out: str, max_con
     logging.info("plan valid: %d tasks in %d waves; writing %s", len(plan.tasks),
                  len(plan.waves), out)
     def reread(path):  # the finished file, before it replaces `out`
-        view = package_lib.read_package(path, verify=True)
-        validate_lib.validate_plan(view, positions=[0, max_context - 1])
+        try:
+            view = package_lib.read_package(path, verify=True)
+            validate_lib.validate_plan(view, positions=[0, max_context - 1])
+        except ValueError as e:
+            raise package_lib.PackageError(
+                f"{out}: the written package failed its re-read check and was not installed "
+                f"(a planner bug, or the disk changed it; {out} is as it was): {e}") from e
         logging.info("re-read %s: checksums and plan valid", path)
 
     size = package_lib.write_package(out, plan, ck.weights, ck.config, target, tokenizer_json,
@@ -181,7 +186,8 @@ def main(argv):
         raise app.UsageError(f"--bandwidth_gbps={FLAGS.bandwidth_gbps}: give a positive "
                              f"bandwidth in GB/s, or leave it out for the target's")
     for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, _raise_interrupted)
+        if signal.getsignal(signum) is signal.SIG_DFL:  # not one ignored on purpose (nohup)
+            signal.signal(signum, _raise_interrupted)
     checkpoint = FLAGS.checkpoint
     local = paths.from_invocation_dir(checkpoint)
     if os.path.exists(local):  # else a hub id such as org/name
@@ -204,9 +210,13 @@ def main(argv):
     except KeyboardInterrupt as e:  # Ctrl-C, or Interrupted
         signum = e.signum if isinstance(e, Interrupted) else signal.SIGINT
         print(f"planner: interrupted ({signal.Signals(signum).name}): {out} holds no partial "
-              f"package (it is replaced only by a complete, checked file); its temporary file "
-              f"is removed", file=sys.stderr)
-        return 128 + signum
+              f"package (it is replaced only by a complete, checked file), and no temporary "
+              f"file is left", file=sys.stderr)
+        # End by the signal itself, so that a shell loop around the planner stops too.
+        sys.stderr.flush()
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+        return 128 + signum  # only if the signal did not end the process
     print(result.summary)
     print(f"wrote {result.path} ({result.file_bytes:,} bytes)")
 

@@ -29,6 +29,10 @@ class ConfigError(ValueError):
 # HF `LlamaConfig.__init__` defaults for keys that real Llama checkpoints may omit. The
 # five size keys (hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
 # vocab_size) have no safe default and are required.
+# float32's range for values the runtime holds as float (np.finfo(np.float32)).
+_FLOAT32_MIN_NORMAL = float(np.finfo(np.float32).tiny)
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
 _HF_DEFAULTS = {
     "rms_norm_eps": 1e-6,
     "rope_theta": 10000.0,
@@ -139,8 +143,11 @@ class LlamaConfig:
                               f"needs whole groups. The checkpoint's config.json is inconsistent.")
         if self.head_dim % 2:
             raise ConfigError(f"head_dim={self.head_dim} must be even (RoPE rotates pairs)")
-        if not (self.rms_norm_eps > 0 and math.isfinite(self.rms_norm_eps)):
-            raise ConfigError(f"rms_norm_eps={self.rms_norm_eps!r} must be a positive number")
+        # The runtime computes in float32: eps must be a positive float32 (normal) number.
+        if not _FLOAT32_MIN_NORMAL <= self.rms_norm_eps <= _FLOAT32_MAX:
+            raise ConfigError(f"rms_norm_eps={self.rms_norm_eps!r} must be a positive number "
+                              f"that float32 holds ({_FLOAT32_MIN_NORMAL:.3g} to "
+                              f"{_FLOAT32_MAX:.3g})")
         if not (self.rope_theta > 1 and math.isfinite(self.rope_theta)):
             raise ConfigError(f"rope_theta={self.rope_theta!r} must be a number > 1")
         if not self.eos_token_ids:

@@ -138,6 +138,8 @@ def test_unsupported_rope_scaling(rope, needle):
     ({"head_dim": 63}, "even"),
     ({"hidden_size": 2048.0}, r"hidden_size=2048.0 must be a positive integer"),
     ({"num_attention_heads": 0}, r"num_attention_heads=0 must be a positive integer"),
+    ({"rms_norm_eps": 1e-50}, r"rms_norm_eps=1e-50 must be a positive number that float32 holds"),
+    ({"rms_norm_eps": 1e39}, r"rms_norm_eps=1e\+39 must be a positive number that float32 holds"),
 ])
 def test_config_errors(changes, needle):
     with pytest.raises(ConfigError, match=needle):

@@ -327,7 +327,10 @@ def write_package(path: str, plan: plan_lib.Plan, weights: weights_lib.ModelWeig
             check(tmp)
         os.replace(tmp, path)
     except BaseException as e:
-        f.close()
+        try:
+            f.close()  # flushes what is buffered: fails again after a write error
+        except OSError:
+            pass
         try:
             os.unlink(tmp)
         except FileNotFoundError:

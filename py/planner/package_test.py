@@ -259,6 +259,23 @@ def test_a_write_error_names_the_package(tmp_path, model, monkeypatch):
     assert os.listdir(tmp_path) == []
 
 
+def test_a_file_size_limit_mid_write_removes_the_temp_file(tmp_path, model):
+    # A real write error (EFBIG here, ENOSPC on a full disk) also fails the close() that
+    # flushes the buffer: the cleanup must still remove the temporary file.
+    import resource
+    import signal
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    old_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (5000, hard))
+    try:
+        with pytest.raises(OSError, match=r"cannot write .*m\.tpkg: File too large"):
+            write(tmp_path / "m.tpkg", model)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, old_handler)
+    assert os.listdir(tmp_path) == []
+
+
 def test_a_failing_check_leaves_the_old_package(tmp_path, model):
     path = tmp_path / "m.tpkg"
     write(path, model)
