@@ -1,6 +1,7 @@
 // The public API over the package reader, validator, executors and tokenizer.
 #include "host/api.h"
 
+#include <atomic>
 #include <cstdio>
 #include <exception>
 
@@ -23,6 +24,9 @@ struct Engine::Impl {
   std::unique_ptr<Executor> exec;
   std::unique_ptr<ChatFormat> chat;  // null: the package has no chat format (chat_error says why)
   std::string chat_error;
+  // A Generate is running: the executor holds one request's K/V cache, so a second one (from
+  // another thread, or from the first one's callback) must be refused, not interleaved.
+  std::atomic<bool> busy{false};
 
   // The request's prompt as ids (see Request).
   std::vector<int> PromptIds(const Request& r) const {
@@ -121,6 +125,15 @@ Status Engine::Open(const std::string& package_path, const EngineOptions& option
 
 Status Engine::Generate(const Request& request, const TokenCallback& on_token, Result* result) {
   *result = Result();
+  if (impl_->busy.exchange(true)) {
+    return Status::Error("this engine is already generating: it serves one request at a time (an "
+                         "on_token callback must not call Generate on its own engine; threads need an "
+                         "engine each, or must take turns)");
+  }
+  struct Release {
+    std::atomic<bool>& busy;
+    ~Release() { busy = false; }
+  } release{impl_->busy};
   return Guard([&] {
     GenerateOptions options;
     options.max_new_tokens = request.max_new_tokens;

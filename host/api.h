@@ -79,7 +79,8 @@ class Engine {
   ~Engine();
 
   // One request from position 0. `on_token` may be empty. The engine serves the next
-  // request after an error.
+  // request after an error. One request at a time: a Generate while another runs on the same
+  // engine (another thread's, or one from inside `on_token`) returns an error at once.
   Status Generate(const Request& request, const TokenCallback& on_token, Result* result);
 
   // The request's options that do not depend on the prompt or the package (max_new_tokens

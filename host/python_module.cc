@@ -5,6 +5,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <exception>
+#include <string>
+
 #include "cuda/device_query.h"
 #include "host/cpu_executor.h"
 #include "host/api.h"
@@ -55,6 +58,18 @@ void Check(const api::Status& s) {
   if (!s.ok()) throw Error(s.message());
 }
 
+std::string TypeName(const py::handle& h) { return py::str(py::type::handle_of(h).attr("__name__")); }
+
+// `h` as T, or a TypeError saying `what` (pybind11's own message names only C++ types).
+template <typename T>
+T CastOr(const py::handle& h, const std::string& what) {
+  try {
+    return h.cast<T>();
+  } catch (const py::cast_error&) {
+    throw py::type_error(what + ", not " + std::string(py::repr(h)).substr(0, 80));
+  }
+}
+
 // The public API (host/api.h) for Python: the same Engine, Request and Result.
 class PyEngine {
  public:
@@ -70,11 +85,25 @@ class PyEngine {
                     int max_new_tokens, float temperature, int top_k, float top_p, uint64_t seed,
                     const std::string& stop, bool stop_at_eos, const py::object& on_token) {
     api::Request r;
-    if (!prompt.is_none()) r.prompt = prompt.cast<std::string>();
-    if (!prompt_ids.is_none()) r.prompt_ids = prompt_ids.cast<std::vector<int>>();
+    if (!prompt.is_none()) r.prompt = CastOr<std::string>(prompt, "prompt must be a str");
+    if (!prompt_ids.is_none()) {
+      if (py::isinstance<py::str>(prompt_ids) || py::isinstance<py::bytes>(prompt_ids) ||
+          py::isinstance<py::set>(prompt_ids)) {
+        throw py::type_error("prompt_ids must be a list of int token ids, e.g. [1, 504], not a " +
+                             TypeName(prompt_ids));
+      }
+      r.prompt_ids = CastOr<std::vector<int>>(prompt_ids, "prompt_ids must be a list of int token ids "
+                                                          "(each a 32-bit int), e.g. [1, 504]");
+    }
     if (!chat.is_none()) {
+      if (py::isinstance<py::str>(chat)) throw py::type_error("chat must be a list of {'role': ..., 'content': ...} dicts");
       for (const py::handle m : chat) {
-        r.chat.push_back({m["role"].cast<std::string>(), m["content"].cast<std::string>()});
+        if (!py::isinstance<py::dict>(m) || !m.contains("role") || !m.contains("content")) {
+          throw py::type_error("each chat message must be a dict with 'role' and 'content', not " +
+                               std::string(py::repr(m)));
+        }
+        r.chat.push_back({CastOr<std::string>(m["role"], "a chat message's role must be a str"),
+                          CastOr<std::string>(m["content"], "a chat message's content must be a str")});
       }
     }
     r.max_new_tokens = max_new_tokens;
@@ -85,14 +114,36 @@ class PyEngine {
     r.stop = stop;
     r.stop_at_eos = stop_at_eos;
     api::TokenCallback callback;
+    std::exception_ptr callback_error;  // what on_token raised: it stops the request, then re-raised as it is
     if (!on_token.is_none()) {
-      callback = [&on_token](int id, const std::string& piece) {
-        const py::object go_on = on_token(id, py::bytes(piece));
-        return go_on.is_none() || go_on.cast<bool>();
+      if (!PyCallable_Check(on_token.ptr())) {
+        throw py::type_error("on_token must be callable as on_token(id, piece), not a " + TypeName(on_token));
+      }
+      callback = [&](int id, const std::string& piece) {
+        py::gil_scoped_acquire gil;
+        try {
+          const py::object go_on = on_token(id, py::bytes(piece));
+          if (go_on.is_none()) return true;
+          if (!py::isinstance<py::bool_>(go_on)) {
+            throw py::type_error("on_token must return True (go on), False (stop) or None, not a " +
+                                 TypeName(go_on));
+          }
+          return go_on.cast<bool>();
+        } catch (...) {
+          callback_error = std::current_exception();
+          return false;
+        }
       };
     }
     api::Result result;
-    Check(engine_->Generate(r, callback, &result));
+    api::Status status;
+    {
+      // Other Python threads run while this one generates; the callback takes the GIL back.
+      py::gil_scoped_release release;
+      status = engine_->Generate(r, callback, &result);
+    }
+    if (callback_error) std::rethrow_exception(callback_error);  // KeyboardInterrupt stays one
+    Check(status);
     py::dict d;
     d["prompt_ids"] = result.prompt_ids;
     d["tokens"] = result.tokens;

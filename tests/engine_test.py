@@ -2,6 +2,8 @@
 prompts, streaming, stop text, seeded sampling, exactly one BOS, errors as exceptions."""
 import json
 import sys
+import threading
+import time
 
 import pytest
 
@@ -77,6 +79,66 @@ def test_errors_are_exceptions_and_the_engine_goes_on(smol):
     assert smol.generate(prompt="Hello", max_new_tokens=2)["tokens"]
     with pytest.raises(RuntimeError, match="cannot open package"):
         _tileinfer.Engine("/nonexistent.tpkg")
+
+
+def test_a_callback_that_raises_stops_the_request_with_its_own_exception(smol):
+    class Mine(Exception):
+        pass
+
+    for exc in (Mine, KeyboardInterrupt):
+        def raising(i, piece, exc=exc):
+            raise exc("from the callback")
+        with pytest.raises(exc, match="from the callback"):
+            smol.generate(prompt="Hello", max_new_tokens=4, on_token=raising)
+    with pytest.raises(TypeError, match="on_token must return True .* not a str"):
+        smol.generate(prompt="Hello", max_new_tokens=4, on_token=lambda i, p: "no")
+    with pytest.raises(TypeError, match="on_token must be callable"):
+        smol.generate(prompt="Hello", max_new_tokens=4, on_token=5)
+    assert smol.generate(prompt="Hello", max_new_tokens=2)["tokens"]  # still serving
+
+
+def test_one_request_at_a_time_per_engine(smol):
+    ref = smol.generate(prompt="Once upon a time", max_new_tokens=6, stop_at_eos=False)["tokens"]
+
+    def reenter(i, piece):
+        smol.generate(prompt="The capital of France is", max_new_tokens=2)
+        return True
+
+    with pytest.raises(RuntimeError, match="this engine is already generating"):
+        smol.generate(prompt="Once upon a time", max_new_tokens=6, stop_at_eos=False, on_token=reenter)
+    # Two threads on one engine: each gets the right tokens or the busy error, never a mix.
+    results, errors = [], []
+
+    def worker():
+        try:
+            results.append(smol.generate(prompt="Once upon a time", max_new_tokens=6, stop_at_eos=False,
+                                         on_token=lambda i, p: time.sleep(0.005) is None)["tokens"])
+        except RuntimeError as e:
+            errors.append(str(e))
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(r == ref for r in results), (results, ref)
+    assert all("already generating" in e for e in errors) and len(results) + len(errors) == 2
+    assert errors, "both requests ran one after the other: the test did not overlap them"
+
+
+@pytest.mark.parametrize("kwargs, needle", [
+    (dict(prompt_ids="1,2,3"), "prompt_ids must be a list of int token ids"),
+    (dict(prompt_ids={1, 2}), "prompt_ids must be a list of int token ids"),
+    (dict(prompt_ids=[1.5]), r"prompt_ids must be a list of int token ids .*not \[1\.5\]"),
+    (dict(prompt_ids=[2**31]), "each a 32-bit int"),
+    (dict(chat="hello"), "chat must be a list of"),
+    (dict(chat=[("user", "hi")]), "each chat message must be a dict with 'role' and 'content'"),
+    (dict(chat=[{"role": "user"}]), "each chat message must be a dict with 'role' and 'content'"),
+    (dict(chat=[{"role": "user", "content": 5}]), "a chat message's content must be a str"),
+])
+def test_argument_types_are_named(smol, kwargs, needle):
+    with pytest.raises(TypeError, match=needle):
+        smol.generate(max_new_tokens=2, **kwargs)
 
 
 def test_exactly_one_bos(tmp_path):

@@ -10,7 +10,6 @@ table), and the predicted floor in ms/token at --bandwidth_gbps (default: the ta
 
 import dataclasses
 import os
-import signal
 import sys
 from typing import Optional
 
@@ -21,6 +20,7 @@ from absl import logging
 from planner import package as package_lib
 from planner import paths
 from planner import plan as plan_lib
+from planner import signals
 from planner import target as target_lib
 from planner import validate as validate_lib
 
@@ -162,20 +162,6 @@ def build_package(checkpoint_source: str, target_path_or_name, out: str, max_con
     return BuildResult(plan=plan, path=out, file_bytes=size, summary=summary_text(plan, bw))
 
 
-class Interrupted(KeyboardInterrupt):
-    """SIGTERM or SIGHUP, raised like Ctrl-C's KeyboardInterrupt, so that the writer's
-    cleanup (write_package removes its temporary file) runs for them too."""
-
-    def __init__(self, signum: int):
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
-def _raise_interrupted(signum, frame):
-    del frame
-    raise Interrupted(signum)
-
-
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])} (all options are "
@@ -185,9 +171,7 @@ def main(argv):
     if FLAGS.bandwidth_gbps is not None and not FLAGS.bandwidth_gbps > 0:
         raise app.UsageError(f"--bandwidth_gbps={FLAGS.bandwidth_gbps}: give a positive "
                              f"bandwidth in GB/s, or leave it out for the target's")
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        if signal.getsignal(signum) is signal.SIG_DFL:  # not one ignored on purpose (nohup)
-            signal.signal(signum, _raise_interrupted)
+    signals.install()
     checkpoint = FLAGS.checkpoint
     local = paths.from_invocation_dir(checkpoint)
     if os.path.exists(local):  # else a hub id such as org/name
@@ -207,16 +191,11 @@ def main(argv):
         # traceback would bury it.
         print(f"planner: error: {e}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt as e:  # Ctrl-C, or Interrupted
-        signum = e.signum if isinstance(e, Interrupted) else signal.SIGINT
-        print(f"planner: interrupted ({signal.Signals(signum).name}): {out} holds no partial "
-              f"package (it is replaced only by a complete, checked file), and no temporary "
-              f"file is left", file=sys.stderr)
-        # End by the signal itself, so that a shell loop around the planner stops too.
-        sys.stderr.flush()
-        signal.signal(signum, signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
-        return 128 + signum  # only if the signal did not end the process
+    except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM or SIGHUP (signals.install)
+        print(f"planner: interrupted ({signals.name_of(e)}): {out} holds no partial package "
+              f"(it is replaced only by a complete, checked file), and no temporary file is "
+              f"left", file=sys.stderr)
+        return signals.end_by(e)  # a shell loop around the planner stops too
     print(result.summary)
     print(f"wrote {result.path} ({result.file_bytes:,} bytes)")
 

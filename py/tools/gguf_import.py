@@ -39,6 +39,7 @@ if __package__ in (None, ""):  # run as a script: make the `py/` import root imp
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from planner import paths  # noqa: E402
+from planner import signals  # noqa: E402
 from planner import weights as weights_lib  # noqa: E402
 from planner.model_config import ConfigError, LlamaConfig  # noqa: E402
 
@@ -180,6 +181,9 @@ def _hf_config(reader: gguf.GGUFReader, tensors: dict) -> dict:
                               "not supported")
     hidden = int(_meta(reader, "llama.embedding_length"))
     heads = int(_meta(reader, "llama.attention.head_count"))
+    if hidden <= 0 or heads <= 0:
+        raise GGUFImportError(f"GGUF llama.embedding_length={hidden} and "
+                              f"llama.attention.head_count={heads} must be positive")
     kv_heads = int(_meta(reader, "llama.attention.head_count_kv", heads))
     head_dim = int(_meta(reader, "llama.attention.key_length", hidden // heads))
     rope_dim = int(_meta(reader, "llama.rope.dimension_count", head_dim))
@@ -367,21 +371,67 @@ def _write_json(path: pathlib.Path, data: Any) -> None:
         f.write("\n")
 
 
+# What import_gguf writes into its output directory, and nothing else: --overwrite replaces
+# only a directory that holds these (import_provenance.json among them), never anything else.
+OUTPUT_FILES = ("config.json", "generation_config.json", "tokenizer.json",
+                "tokenizer_config.json", "import_provenance.json", "model.safetensors")
+
+
+def _check_out_dir(gguf_path: pathlib.Path, out_dir: pathlib.Path, overwrite: bool) -> None:
+    """Refuses an output directory that exists (unless `overwrite` and it is an earlier
+    import: OUTPUT_FILES only, with import_provenance.json), that holds the GGUF itself, or
+    whose parent cannot be written. Raises FileExistsError or GGUFImportError."""
+    if out_dir.is_symlink() or (out_dir.exists() and not out_dir.is_dir()):
+        raise GGUFImportError(f"{out_dir} exists and is not a directory; give a new --hf_out")
+    source, target = gguf_path.resolve(), out_dir.resolve()
+    if source == target or target in source.parents:
+        raise GGUFImportError(f"{out_dir} holds the GGUF being imported ({gguf_path}); give "
+                              f"another --hf_out")
+    if out_dir.exists():
+        if not overwrite:
+            raise FileExistsError(f"{out_dir} already exists; delete it or pass --overwrite")
+        names = sorted(p.name for p in out_dir.iterdir())
+        others = [n for n in names if n not in OUTPUT_FILES]
+        if "import_provenance.json" not in names or others:
+            raise GGUFImportError(
+                f"{out_dir} is not a checkpoint this importer wrote ("
+                + (f"it holds {others[:5]}" if others else "no import_provenance.json")
+                + "): --overwrite replaces only those; give another --hf_out")
+    parent = out_dir.parent
+    while not parent.exists() and parent != parent.parent:  # the parents import_gguf would make
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise GGUFImportError(f"cannot create {out_dir}: {parent} is not a writable directory")
+
+
+def _damaged(gguf_path: pathlib.Path, e: BaseException, where: str = "") -> GGUFImportError:
+    """The error for a GGUF that the gguf reader cannot parse (truncated, damaged, or not
+    a GGUF file): names the file and what the reader said."""
+    return GGUFImportError(f"{gguf_path}: not a readable GGUF file{' at ' + where if where else ''} "
+                           f"({type(e).__name__}: {e}); it may be damaged or truncated: re-download it")
+
+
 def import_gguf(gguf_path: str | os.PathLike, out_dir: str | os.PathLike,
                 overwrite: bool = False) -> pathlib.Path:
     """Imports `gguf_path` (llama architecture) as an HF checkpoint directory `out_dir`.
 
     Returns the output directory. Raises GGUFImportError for unsupported architectures,
-    tensor types, tokenizers or RoPE variants, and FileExistsError when `out_dir` exists
-    and `overwrite` is false. Nothing is left at `out_dir` on failure.
+    tensor types, tokenizers or RoPE variants, a damaged or truncated file, or an output
+    directory it must not write (_check_out_dir); FileExistsError when `out_dir` exists and
+    `overwrite` is false. Nothing is left at `out_dir` on failure (an earlier import there
+    stays as it was), nor beside it, also when interrupted (KeyboardInterrupt).
     """
     gguf_path, out_dir = pathlib.Path(gguf_path), pathlib.Path(out_dir)
-    if not gguf_path.is_file():
+    if not gguf_path.exists():
         raise FileNotFoundError(f"{gguf_path}: no such GGUF file")
-    if out_dir.exists() and not overwrite:
-        raise FileExistsError(f"{out_dir} already exists; delete it or pass --overwrite")
-    reader = gguf.GGUFReader(gguf_path)
-    tensors = {t.name: t for t in reader.tensors}
+    if not gguf_path.is_file():
+        raise GGUFImportError(f"{gguf_path}: not a regular file; give a .gguf file")
+    _check_out_dir(gguf_path, out_dir, overwrite)
+    try:
+        reader = gguf.GGUFReader(gguf_path)
+        tensors = {t.name: t for t in reader.tensors}
+    except (ValueError, IndexError, KeyError, OverflowError, MemoryError) as e:
+        raise _damaged(gguf_path, e) from e
     hf_config = _hf_config(reader, tensors)
     try:
         config = LlamaConfig.from_hf(hf_config)
@@ -403,7 +453,12 @@ def import_gguf(gguf_path: str | os.PathLike, out_dir: str | os.PathLike,
             if t is None:
                 raise GGUFImportError(f"{gguf_path}: no GGUF tensor for {hf_name} (expected shape "
                                       f"{shape})")
-            w = _dequantize(t)
+            try:
+                w = _dequantize(t)
+            except (ValueError, IndexError, OverflowError) as e:  # GGUFImportError is one too
+                if isinstance(e, GGUFImportError):
+                    raise
+                raise _damaged(gguf_path, e, f"tensor {t.name}") from e
             if w.shape != shape:
                 raise GGUFImportError(f"{gguf_path}: tensor {t.name} has shape {w.shape} (HF "
                                       f"order), expected {shape}")
@@ -434,6 +489,7 @@ def import_gguf(gguf_path: str | os.PathLike, out_dir: str | os.PathLike,
 
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = pathlib.Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
+    old = None  # with overwrite: the earlier import, moved aside while the new one goes in
     try:
         umask = os.umask(0)
         os.umask(umask)
@@ -453,12 +509,19 @@ def import_gguf(gguf_path: str | os.PathLike, out_dir: str | os.PathLike,
         if out_dir.exists():  # overwrite: move the old one aside, then swap in the new one
             old = pathlib.Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
             os.rename(out_dir, old / "d")
-            os.rename(tmp, out_dir)
+            try:
+                os.rename(tmp, out_dir)
+            except BaseException:
+                os.rename(old / "d", out_dir)  # the earlier import goes back
+                raise
             shutil.rmtree(old)
+            old = None
         else:
             os.rename(tmp, out_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
         raise
     logging.info("wrote %s", out_dir)
     return out_dir
@@ -469,12 +532,17 @@ def main(argv: list[str]) -> None:
         raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
     if not _GGUF.value or not _OUT.value:
         raise app.UsageError("--gguf and --hf_out are required")
+    signals.install()
+    out = paths.from_invocation_dir(_OUT.value)
     try:
-        import_gguf(paths.from_invocation_dir(_GGUF.value), paths.from_invocation_dir(_OUT.value),
-                    overwrite=_OVERWRITE.value)
-    except (GGUFImportError, FileExistsError, FileNotFoundError) as e:
+        import_gguf(paths.from_invocation_dir(_GGUF.value), out, overwrite=_OVERWRITE.value)
+    except (GGUFImportError, OSError) as e:  # OSError: FileExistsError, a full disk, ...
         logging.error("%s", e)
         sys.exit(1)
+    except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM or SIGHUP
+        print(f"gguf_import: interrupted ({signals.name_of(e)}): nothing new at {out}, no "
+              f"temporary directory left", file=sys.stderr)
+        sys.exit(signals.end_by(e))
 
 
 if __name__ == "__main__":

@@ -253,6 +253,41 @@ def test_atomic_output(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hf", "m.gguf"]
 
 
+def test_overwrite_replaces_only_an_earlier_import(tmp_path):
+    gguf_file = tmp_path / "m.gguf"
+    write_synthetic_gguf(gguf_file)
+    # A directory of other files, a file, the GGUF itself and the directory that holds it.
+    other = tmp_path / "project"
+    other.mkdir()
+    (other / "notes.txt").write_text("precious")
+    (tmp_path / "file.txt").write_text("x")
+    cases = [(other, r"not a checkpoint this importer wrote \(it holds \['notes.txt'\]\)"),
+             (tmp_path / "file.txt", "exists and is not a directory"),
+             (gguf_file, "exists and is not a directory"),
+             (tmp_path, "holds the GGUF being imported")]
+    for out, needle in cases:
+        with pytest.raises(GGUFImportError, match=needle):
+            import_gguf(gguf_file, out, overwrite=True)
+    assert (other / "notes.txt").read_text() == "precious" and gguf_file.is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file.txt", "m.gguf", "project"]
+    # An earlier import is replaced, an emptied one (no provenance) is not.
+    import_gguf(gguf_file, tmp_path / "hf")
+    import_gguf(gguf_file, tmp_path / "hf", overwrite=True)
+    (tmp_path / "hf" / "import_provenance.json").unlink()
+    with pytest.raises(GGUFImportError, match="no import_provenance.json"):
+        import_gguf(gguf_file, tmp_path / "hf", overwrite=True)
+
+
+@pytest.mark.parametrize("cut", [0, 3, 20, 400, -100])
+def test_a_truncated_gguf_is_a_clear_error(tmp_path, cut):
+    write_synthetic_gguf(tmp_path / "full.gguf")
+    data = (tmp_path / "full.gguf").read_bytes()
+    (tmp_path / "m.gguf").write_bytes(data[:cut] if cut >= 0 else data[:len(data) + cut])
+    with pytest.raises(GGUFImportError, match=r"m\.gguf: not a readable GGUF file.*re-download it"):
+        import_gguf(tmp_path / "m.gguf", tmp_path / "hf")
+    assert not (tmp_path / "hf").exists()
+
+
 @pytest.mark.parametrize("pre, add_bos", [("smollm", False), ("gpt-2", False),
                                           ("llama-bpe", True)])
 def test_synthetic_tokenizer_second_path(tmp_path, pre, add_bos):

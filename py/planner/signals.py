@@ -1,0 +1,58 @@
+"""SIGTERM and SIGHUP handled like Ctrl-C by the command-line tools (the planner, the GGUF
+importer), so that the cleanup their writers run for KeyboardInterrupt (removing a temporary
+file or directory) runs for them too, and the tool then ends by that signal, as a shell or a
+supervisor expects.
+
+Usage in a tool's main():
+    signals.install()
+    try:
+        ...
+    except KeyboardInterrupt as e:
+        print(f"tool: interrupted ({signals.name_of(e)}): ...", file=sys.stderr)
+        signals.end_by(e)
+"""
+import os
+import signal
+import sys
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where Ctrl-C raises KeyboardInterrupt."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _raise_interrupted(signum, frame):
+    del frame
+    raise Interrupted(signum)
+
+
+def install() -> None:
+    """Makes SIGTERM and SIGHUP raise Interrupted, each only where its handler is the default
+    (a signal ignored on purpose, as nohup ignores SIGHUP, stays ignored)."""
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) is signal.SIG_DFL:
+            signal.signal(signum, _raise_interrupted)
+
+
+def signum_of(e: KeyboardInterrupt) -> int:
+    """The signal behind `e`: Interrupted's, else SIGINT (Ctrl-C)."""
+    return e.signum if isinstance(e, Interrupted) else signal.SIGINT
+
+
+def name_of(e: KeyboardInterrupt) -> str:
+    """'SIGINT', 'SIGTERM' or 'SIGHUP' for `e`."""
+    return signal.Signals(signum_of(e)).name
+
+
+def end_by(e: KeyboardInterrupt) -> int:
+    """Ends the process by the signal behind `e`, with its default action. Returns 128 +
+    the signal number only if that did not end the process (for main's return value)."""
+    signum = signum_of(e)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+    return 128 + signum
