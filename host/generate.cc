@@ -46,7 +46,8 @@ void CheckStep(const Package& pkg, int token, int pos) {
     throw Error("token id " + std::to_string(token) + " is outside the vocabulary (0.." +
                 std::to_string(pkg.model().vocab - 1) + ")");
   }
-  if (pos < 0 || pos >= pkg.plan().max_context) {
+  if (pos < 0) throw Error("position " + std::to_string(pos) + " is negative: positions count from 0");
+  if (pos >= pkg.plan().max_context) {
     throw Error("position " + std::to_string(pos) + " is beyond the package's max context " +
                 std::to_string(pkg.plan().max_context) + ": re-plan with a larger --max_context");
   }

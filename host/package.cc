@@ -81,6 +81,9 @@ uint64_t Package::TensorBytes(uint32_t id) const {
 }
 
 std::unique_ptr<Package> Package::Open(const std::string& path, bool verify_checksums) {
+  if (path.find('\0') != std::string::npos) {  // open() would read only up to it: another file
+    throw Error("package path contains a NUL byte: give the path without it");
+  }
   // O_NONBLOCK: a FIFO at `path` would block open() until a writer came; the check below
   // refuses it at once (the flag does not change how a regular file is read or mapped).
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);

@@ -420,6 +420,12 @@ TEST_F(PackageRefusalTest, RmsNormEpsOutOfRange) {
   }
 }
 
+TEST_F(PackageRefusalTest, PathWithANulByte) {
+  // Without the check, open() would take the golden package named before the NUL.
+  const std::string path = GoldenPath("tiny_9x3.tpkg") + std::string("\0junk", 5);
+  ExpectMentions(OpenError(path), {"package path contains a NUL byte"});
+}
+
 TEST_F(PackageRefusalTest, FifoInsteadOfAFileIsRefusedAtOnce) {
   // open() of a FIFO blocks until a writer comes: the reader must not wait for one.
   const std::string path = testing::TempDir() + "a_fifo.tpkg";

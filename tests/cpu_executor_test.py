@@ -173,6 +173,8 @@ def test_step_rejects_bad_token_and_position(tmp_path):
         session.step(10_000, 0, True)
     with pytest.raises(RuntimeError, match="max context"):
         session.step(1, 8, True)
+    with pytest.raises(RuntimeError, match="position -1 is negative"):
+        session.step(1, -1, True)
     with pytest.raises(RuntimeError, match="exceeds the package's max context"):
         session.generate([1, 2, 3], 6)
 
