@@ -509,11 +509,7 @@ def import_gguf(gguf_path: str | os.PathLike, out_dir: str | os.PathLike,
         if out_dir.exists():  # overwrite: move the old one aside, then swap in the new one
             old = pathlib.Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
             os.rename(out_dir, old / "d")
-            try:
-                os.rename(tmp, out_dir)
-            except BaseException:
-                os.rename(old / "d", out_dir)  # the earlier import goes back
-                raise
+            os.rename(tmp, out_dir)
             shutil.rmtree(old)
             old = None
         else:
@@ -521,6 +517,8 @@ def import_gguf(gguf_path: str | os.PathLike, out_dir: str | os.PathLike,
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         if old is not None:
+            if (old / "d").exists() and not out_dir.exists():
+                os.rename(old / "d", out_dir)  # interrupted mid-swap: the earlier import goes back
             shutil.rmtree(old, ignore_errors=True)
         raise
     logging.info("wrote %s", out_dir)

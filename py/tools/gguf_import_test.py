@@ -3,6 +3,8 @@ tensor type, refusals, and the real SmolLM2-135M-Instruct GGUF end to end."""
 
 import json
 import math
+import os
+import pathlib
 import sys
 import time
 
@@ -250,6 +252,23 @@ def test_atomic_output(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hf", "m.gguf"]
     monkeypatch.undo()
     import_gguf(tmp_path / "m.gguf", out, overwrite=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hf", "m.gguf"]
+    # Interrupted between moving the earlier import aside and renaming the new one in: the
+    # earlier one goes back.
+    real_rename = os.rename
+    interrupts = [KeyboardInterrupt()]  # once: the restoring rename must go through
+
+    def interrupted_swap(src, dst):
+        if pathlib.Path(dst) == out and interrupts:
+            raise interrupts.pop()
+        real_rename(src, dst)
+
+    before = (out / "model.safetensors").read_bytes()
+    monkeypatch.setattr(gguf_import.os, "rename", interrupted_swap)
+    with pytest.raises(KeyboardInterrupt):
+        import_gguf(tmp_path / "m.gguf", out, overwrite=True)
+    monkeypatch.undo()
+    assert (out / "model.safetensors").read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hf", "m.gguf"]
 
 
