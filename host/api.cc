@@ -9,6 +9,7 @@
 #include "host/chat.h"
 #include "host/cpu_executor.h"
 #include "host/error.h"
+#include "host/generate.h"
 #include "host/gpu_executor.h"
 #include "host/package.h"
 #include "host/sampler.h"
@@ -82,6 +83,15 @@ std::string TextOf(const Tokenizer& tokenizer, const std::vector<int>& ids) {
   return tokenizer.Decode(known);
 }
 
+// A request's options as the executors take them (its prompt and stop text aside).
+GenerateOptions OptionsOf(const Request& request) {
+  GenerateOptions options;
+  options.max_new_tokens = request.max_new_tokens;
+  options.stop_at_eos = request.stop_at_eos;
+  options.sampling = SamplingOptions{request.temperature, request.top_k, request.top_p, request.seed};
+  return options;
+}
+
 }  // namespace
 
 Status Engine::Open(const std::string& package_path, const EngineOptions& options,
@@ -90,10 +100,7 @@ Status Engine::Open(const std::string& package_path, const EngineOptions& option
     if (options.device != "auto" && options.device != "cpu" && options.device != "gpu") {
       throw tileinfer::Error("device must be auto, cpu or gpu, not '" + options.device + "'");
     }
-    if (options.cpu_threads < 0 || options.cpu_threads > CpuExecutor::kMaxThreads) {  // also when the GPU runs
-      throw tileinfer::Error("cpu_threads " + std::to_string(options.cpu_threads) + ": give 0 (one per hardware "
-                             "thread) or 1 to " + std::to_string(CpuExecutor::kMaxThreads));
-    }
+    CpuExecutor::CheckThreads(options.cpu_threads);  // also when the GPU runs
     auto impl = std::make_unique<Impl>();
     impl->pkg = Package::Open(package_path);
     ValidatePlan(*impl->pkg);
@@ -135,10 +142,7 @@ Status Engine::Generate(const Request& request, const TokenCallback& on_token, R
     ~Release() { busy = false; }
   } release{impl_->busy};
   return Guard([&] {
-    GenerateOptions options;
-    options.max_new_tokens = request.max_new_tokens;
-    options.stop_at_eos = request.stop_at_eos;
-    options.sampling = SamplingOptions{request.temperature, request.top_k, request.top_p, request.seed};
+    GenerateOptions options = OptionsOf(request);
     bool stopped_by_text = false;
     options.on_token = [&](int id) {
       const std::string piece = TextOf(*impl_->tokenizer, {id});
@@ -160,10 +164,7 @@ Status Engine::Generate(const Request& request, const TokenCallback& on_token, R
 }
 
 Status Engine::CheckOptions(const Request& request) {
-  return Guard([&] {
-    if (request.max_new_tokens < 1) throw tileinfer::Error("max_new_tokens must be at least 1");
-    CheckSamplingOptions(SamplingOptions{request.temperature, request.top_k, request.top_p, request.seed});
-  });
+  return Guard([&] { CheckGenerateOptions(OptionsOf(request)); });
 }
 
 Status Engine::Decode(const std::vector<int>& ids, std::string* text) const {

@@ -82,11 +82,7 @@ CpuExecutor::CpuExecutor(const Package& pkg, int threads) : pkg_(pkg) {
   }
   kv_cache_.assign(buffers[pkg.plan().buf_kv_cache].elements, 0x7FC0);  // BF16 NaN
   cand_.assign(buffers[pkg.plan().buf_cand].elements, Candidate{0, format::kCandidateNonFinite});
-  if (threads < 0 || threads > kMaxThreads) {
-    throw Error("CPU executor threads " + std::to_string(threads) + ": give 0 (one per hardware thread, " +
-                std::to_string(std::max(1u, std::thread::hardware_concurrency())) + " here) or 1 to " +
-                std::to_string(kMaxThreads));
-  }
+  CheckThreads(threads);
   if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   n_threads_ = threads;
   pool_.reserve(threads - 1);
@@ -100,6 +96,13 @@ CpuExecutor::CpuExecutor(const Package& pkg, int threads) : pkg_(pkg) {
   } catch (...) {  // std::bad_alloc of a thread's state: the same cleanup
     StopPool();
     throw;
+  }
+}
+
+void CpuExecutor::CheckThreads(int threads) {
+  if (threads < 0 || threads > kMaxThreads) {
+    throw Error("cpu_threads " + std::to_string(threads) + ": give 0 (one per hardware thread) or 1 to " +
+                std::to_string(kMaxThreads));
   }
 }
 

@@ -25,6 +25,9 @@ class CpuExecutor : public Executor {
   // The package must outlive the executor and must have passed ValidatePlan.
   static constexpr int kMaxThreads = 1024;
   CpuExecutor(const Package& pkg, int threads = 0);
+  // The constructor's check of `threads` alone (Error outside 0..kMaxThreads), for callers
+  // that take a thread count before they know whether a CPU executor will run.
+  static void CheckThreads(int threads);
   ~CpuExecutor();
 
   // Runs every wave for input `token` at position `pos` (0 <= pos < max_context), appending

@@ -53,6 +53,11 @@ void CheckStep(const Package& pkg, int token, int pos) {
   }
 }
 
+void CheckGenerateOptions(const GenerateOptions& options) {
+  if (options.max_new_tokens < 1) throw Error("max_new_tokens must be at least 1");
+  CheckSamplingOptions(options.sampling);
+}
+
 void CheckGenerateRequest(const Package& pkg, const std::vector<int>& prompt, const GenerateOptions& options) {
   const int max_context = pkg.plan().max_context;
   if (prompt.empty()) throw Error("the prompt is empty: give at least one token id (e.g. BOS)");
@@ -62,8 +67,7 @@ void CheckGenerateRequest(const Package& pkg, const std::vector<int>& prompt, co
                   std::to_string(pkg.model().vocab - 1) + ")");
     }
   }
-  if (options.max_new_tokens < 1) throw Error("max_new_tokens must be at least 1");
-  CheckSamplingOptions(options.sampling);
+  CheckGenerateOptions(options);
   if (static_cast<int64_t>(prompt.size()) + options.max_new_tokens > max_context) {
     throw Error("prompt (" + std::to_string(prompt.size()) + " tokens) + max_new_tokens (" +
                 std::to_string(options.max_new_tokens) + ") exceeds the package's max context " +

@@ -29,7 +29,12 @@ Error NonFiniteLogitError(int pos);
 // outside the vocabulary or `pos` outside [0, max context).
 void CheckStep(const Package& pkg, int token, int pos);
 
-// The checks every executor makes before generating (same errors as above).
+// The checks of `options` that depend on no prompt or package: max_new_tokens at least 1,
+// and CheckSamplingOptions. Throws Error.
+void CheckGenerateOptions(const GenerateOptions& options);
+
+// The checks every executor makes before generating (same errors as above), those of
+// CheckGenerateOptions among them.
 void CheckGenerateRequest(const Package& pkg, const std::vector<int>& prompt, const GenerateOptions& options);
 
 }  // namespace tileinfer
