@@ -137,6 +137,13 @@ __global__ void StreamGemvKernel(const uint4* w, size_t rows, float* y) {
   }
 }
 
+// The q-quantile (0..1) of `v` (not empty): the element at q * (n - 1), rounded down, of
+// its sorted copy.
+float Quantile(std::vector<float> v, double q) {
+  std::sort(v.begin(), v.end());
+  return v[static_cast<size_t>(q * (v.size() - 1))];
+}
+
 // An SM's clock rate in MHz from its clock64 and %globaltimer (ns) read at two moments; 0
 // when no time passed (the caller says the rate could not be measured).
 double ClockMhz(unsigned long long clk0, unsigned long long clk1, unsigned long long ns0, unsigned long long ns1) {
@@ -1185,14 +1192,10 @@ std::string LoadedBarrier(const void* data, size_t bytes, int blocks, const Load
         barrier_us.push_back(static_cast<float>(host_record[2 * i] / mhz));
         load_us.push_back(static_cast<float>(host_record[2 * i + 1] / mhz));
       }
-      auto quantile = [](std::vector<float> v, double q) {
-        std::sort(v.begin(), v.end());
-        return v[static_cast<size_t>(q * (v.size() - 1))];
-      };
-      result->barrier_us_median = quantile(barrier_us, 0.5);
-      result->barrier_us_p90 = quantile(barrier_us, 0.9);
-      result->load_us_median = quantile(load_us, 0.5);
-      result->load_us_p90 = quantile(load_us, 0.9);
+      result->barrier_us_median = Quantile(barrier_us, 0.5);
+      result->barrier_us_p90 = Quantile(barrier_us, 0.9);
+      result->load_us_median = Quantile(load_us, 0.5);
+      result->load_us_p90 = Quantile(load_us, 0.9);
       result->stream_gbps = ms > 0 ? static_cast<float>(host_counters[0] / (ms * 1e6)) : 0.0f;
       result->sm_mhz = static_cast<float>(mhz);
     }
@@ -1355,8 +1358,7 @@ std::string IdleCopyRounds(const void* data, size_t bytes, int blocks, const Idl
       } else {
         std::vector<float> us;
         for (int r = shape.rounds / 10; r < shape.rounds; ++r) us.push_back(static_cast<float>(host_chain[r] / mhz));
-        std::sort(us.begin(), us.end());
-        result->chain_us_median = shape.owners > 0 ? us[(us.size() - 1) / 2] : 0.0f;
+        result->chain_us_median = shape.owners > 0 ? Quantile(us, 0.5) : 0.0f;
         result->sm_mhz = static_cast<float>(mhz);
       }
     }

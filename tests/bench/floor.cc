@@ -101,6 +101,12 @@ float MedianOf(const std::vector<Row>& rows, float Row::*field) {
   return Median(v);
 }
 
+// False after printing the error when --`name`=`value` is below `min`.
+bool AtLeast(const char* name, int value, int min) {
+  if (value < min) std::fprintf(stderr, "error: --%s=%d: give at least %d\n", name, value, min);
+  return value >= min;
+}
+
 bool Check(cudaError_t err, const char* what) {
   if (err != cudaSuccess) std::fprintf(stderr, "error: %s: %s\n", what, cudaGetErrorString(err));
   return err == cudaSuccess;
@@ -590,24 +596,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   // Flags checked before any GPU work or output.
+  if (!AtLeast("reps", FLAGS_reps, 1) || !AtLeast("loaded_barriers", FLAGS_loaded_barriers, 10)) return 2;
   std::vector<bool> chosen;
-  if (FLAGS_reps < 1) {
-    std::fprintf(stderr, "error: --reps=%d: give at least 1\n", FLAGS_reps);
-    return 2;
-  }
-  if (FLAGS_loaded_barriers < 10) {
-    std::fprintf(stderr, "error: --loaded_barriers=%d: give at least 10\n", FLAGS_loaded_barriers);
-    return 2;
-  }
   if (!PipelineRunsChosen(&chosen)) return 2;
   std::vector<uint32_t> idle_copies;
   if (FLAGS_mode == "idle_copy" && !IdleCopySizes(&idle_copies)) return 2;
-  if (FLAGS_idle_copy_chain < 1) {
-    std::fprintf(stderr, "error: --idle_copy_chain=%d: give at least 1\n", FLAGS_idle_copy_chain);
-    return 2;
-  }
-  if (FLAGS_idle_copy_rounds < 1) {
-    std::fprintf(stderr, "error: --idle_copy_rounds=%d: give at least 1\n", FLAGS_idle_copy_rounds);
+  if (!AtLeast("idle_copy_chain", FLAGS_idle_copy_chain, 1) || !AtLeast("idle_copy_rounds", FLAGS_idle_copy_rounds, 1)) {
     return 2;
   }
   cudaDeviceProp prop;
