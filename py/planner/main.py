@@ -39,6 +39,14 @@ flags.DEFINE_integer("attention_min_chunk", None, "Smallest attention chunk, in 
 flags.DEFINE_integer("workers", None, "Thread blocks the plan uses, at most the target's SMs x "
                      "workers per SM; default the largest multiple of 32 keeping 95% of them "
                      "(128 of the H200's 132), else all; at most 511 (FFN parts).")
+flags.DEFINE_integer("qkv_parts", None, "Tasks of each QKV wave (RMSNorm + GEMV), 1..workers; "
+                     "default workers. A measurement knob (tests/gpu/sweep_parts.sh).")
+flags.DEFINE_integer("attn_out_parts", None, "Tasks of each ATTN_OUT wave, 1..workers; default "
+                     "workers.")
+flags.DEFINE_integer("ffn_parts", None, "Tasks of each FFN wave, 1..workers (at most 511); "
+                     "default workers.")
+flags.DEFINE_integer("lm_head_slots", None, "Tasks of the LM_HEAD wave, 1..workers; default "
+                     "workers.")
 flags.DEFINE_float("bandwidth_gbps", None, "Memory bandwidth (GB/s) for the predicted floor; "
                    "default the target file's bandwidth_gbps.")
 flags.DEFINE_string("created", None, "meta planner.created (default: now, UTC); fix it for "
@@ -68,6 +76,7 @@ def summary_text(plan: plan_lib.Plan, bandwidth_gbps: Optional[float]) -> str:
         f"x {p['attention_chunks']} chunks (min {p['attention_min_chunk']} positions); "
         f"{p['ffn_parts']} FFN parts; {p['lm_head_slots']} lm_head slots; max_context "
         f"{p['max_context']}",
+        "tasks a wave: " + ", ".join(f"{k} {n}" for k, n in plan_lib.tasks_by_wave_kind(plan)),
         f"weights: {plan.weights_bytes:,} bytes packed, {streamed:,} streamed per token "
         f"(+{plan_lib.kv_bytes_per_position(c):,} K/V bytes per context position)",
         "bytes per worker per weight wave (identical layers folded):",
@@ -99,6 +108,8 @@ def _chat_format(tok) -> Optional[dict]:
 def build_package(checkpoint_source: str, target_path_or_name, out: str, max_context: int,
                   *, revision: Optional[str] = None, attention_chunks: Optional[int] = None,
                   attention_min_chunk: Optional[int] = None, workers: Optional[int] = None,
+                  qkv_parts: Optional[int] = None, attn_out_parts: Optional[int] = None,
+                  ffn_parts: Optional[int] = None, lm_head_slots: Optional[int] = None,
                   bandwidth_gbps: Optional[float] = None,
                   created: Optional[str] = None, source: Optional[str] = None,
                   progress: Optional[bool] = None, verify: bool = True) -> BuildResult:
@@ -110,7 +121,8 @@ def build_package(checkpoint_source: str, target_path_or_name, out: str, max_con
       out: the .tpkg path.
       max_context: K/V cache positions.
       revision: hub commit sha.
-      attention_chunks, attention_min_chunk, workers: see plan.make_plan.
+      attention_chunks, attention_min_chunk, workers, qkv_parts, attn_out_parts, ffn_parts,
+        lm_head_slots: see plan.make_plan.
       bandwidth_gbps: for the summary's floor; default the target's.
       created: meta planner.created (fixed for reproducible files).
       source: meta planner.source; default where the checkpoint was loaded from.
@@ -140,7 +152,9 @@ def build_package(checkpoint_source: str, target_path_or_name, out: str, max_con
                  target.workers, max_context)
     plan = plan_lib.make_plan(ck.config, target, max_context=max_context,
                               attention_chunks=attention_chunks,
-                              attention_min_chunk=attention_min_chunk, workers=workers)
+                              attention_min_chunk=attention_min_chunk, workers=workers,
+                              qkv_parts=qkv_parts, attn_out_parts=attn_out_parts,
+                              ffn_parts=ffn_parts, lm_head_slots=lm_head_slots)
     validate_lib.validate_plan(plan)
     logging.info("plan valid: %d tasks in %d waves; writing %s", len(plan.tasks),
                  len(plan.waves), out)
@@ -184,7 +198,10 @@ def main(argv):
         result = build_package(checkpoint, target, out, FLAGS.max_context,
                                revision=FLAGS.revision, attention_chunks=FLAGS.attention_chunks,
                                attention_min_chunk=FLAGS.attention_min_chunk,
-                               workers=FLAGS.workers, bandwidth_gbps=FLAGS.bandwidth_gbps,
+                               workers=FLAGS.workers, qkv_parts=FLAGS.qkv_parts,
+                               attn_out_parts=FLAGS.attn_out_parts, ffn_parts=FLAGS.ffn_parts,
+                               lm_head_slots=FLAGS.lm_head_slots,
+                               bandwidth_gbps=FLAGS.bandwidth_gbps,
                                created=FLAGS.created)
     except (ValueError, OSError) as e:
         # Every planner error is a ValueError subclass whose message says what to do; a

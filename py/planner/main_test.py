@@ -62,6 +62,23 @@ def test_cli_writes_and_summarises(checkpoint, tmp_path):
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "rel.tpkg").is_file()
     assert "floor at 1000 GB/s" in r.stdout and "128 workers" in r.stdout, r.stdout
+    # hidden 72, 120 QKV rows, FFN 100, vocabulary 97: one row a task at most on 128 workers
+    assert "tasks a wave: EMBED 72, QKV 120, ATTENTION 3, ATTN_OUT 72, FFN 100, LM_HEAD 97" \
+        in r.stdout, r.stdout
+
+
+def test_cli_wave_parts(checkpoint, tmp_path):
+    out = tmp_path / "parts.tpkg"
+    r = run_cli(f"--checkpoint={checkpoint}", "--target=h200", f"--out={out}", "--max_context=32",
+                "--qkv_parts=96", "--attn_out_parts=64", "--ffn_parts=50", "--lm_head_slots=7")
+    assert r.returncode == 0, r.stderr
+    assert "QKV 96, ATTENTION 3, ATTN_OUT 64, FFN 50, LM_HEAD 7" in r.stdout, r.stdout
+    assert "50 FFN parts; 7 lm_head slots" in r.stdout, r.stdout
+    validate.validate_plan(package.read_package(str(out)))
+    r = run_cli(f"--checkpoint={checkpoint}", "--target=h200", f"--out={tmp_path / 'bad.tpkg'}",
+                "--max_context=32", "--qkv_parts=129")
+    assert r.returncode == 1 and "qkv_parts=129 must be an int in [1, workers=128]" in r.stderr, r.stderr
+    assert not (tmp_path / "bad.tpkg").exists()
 
 
 def test_cli_rejects_stray_arguments_and_reports_errors(checkpoint, tmp_path):

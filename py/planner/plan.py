@@ -171,7 +171,11 @@ def default_workers(available: int) -> int:
 def make_plan(config: LlamaConfig, target: Target, *, max_context: int,
               attention_chunks: Optional[int] = None,
               attention_min_chunk: Optional[int] = None,
-              workers: Optional[int] = None) -> Plan:
+              workers: Optional[int] = None,
+              qkv_parts: Optional[int] = None,
+              attn_out_parts: Optional[int] = None,
+              ffn_parts: Optional[int] = None,
+              lm_head_slots: Optional[int] = None) -> Plan:
     """Plans one decode step of `config` on `target`.
 
     Args:
@@ -188,12 +192,20 @@ def make_plan(config: LlamaConfig, target: Target, *, max_context: int,
         default_attention_min_chunk(num_kv_heads): 128 from 8 K/V heads up, else 32.
       workers: thread blocks the plan uses, 1..target.workers; default
         default_workers(target.workers) (132 -> 128 on the H200).
+      qkv_parts, attn_out_parts, ffn_parts, lm_head_slots: tasks of the QKV (RMSNORM_GEMV),
+        ATTN_OUT, FFN and LM_HEAD waves, each 1..workers (default: workers); the wave's rows
+        are split evenly over workers 0..parts-1 and the others have no task in it. Rows
+        are computed the same way whatever the split, so QKV, ATTN_OUT and LM_HEAD parts
+        leave the logits bit-identical; FFN parts are summed in fixed point after each
+        part's own rounding, so they move the logits within the residual's rounding.
+        Measurement knobs (tests/gpu/sweep_parts.sh), not tuned defaults.
 
     Returns:
       Plan with 4*num_layers + 2 waves.
 
     Raises:
-      ValueError: max_context, attention_chunks, attention_min_chunk or workers out of range.
+      ValueError: max_context, attention_chunks, attention_min_chunk, workers or a wave's
+        parts out of range.
     """
     c = config
     H, F, V, L = c.hidden_size, c.intermediate_size, c.vocab_size, c.num_layers
@@ -216,6 +228,14 @@ def make_plan(config: LlamaConfig, target: Target, *, max_context: int,
         attention_min_chunk = default_attention_min_chunk(NKV)
     if not isinstance(attention_min_chunk, int) or attention_min_chunk < 1:
         raise ValueError(f"attention_min_chunk={attention_min_chunk!r} must be a positive int")
+
+    parts = {}
+    for name, value in (("qkv_parts", qkv_parts), ("attn_out_parts", attn_out_parts),
+                        ("ffn_parts", ffn_parts), ("lm_head_slots", lm_head_slots)):
+        value = W if value is None else value
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= W:
+            raise ValueError(f"{name}={value!r} must be an int in [1, workers={W}]")
+        parts[name] = value
 
     # --- tensors: execution order, so a prefetcher walks the weights section forwards.
     tensors: List[dict] = []
@@ -247,13 +267,13 @@ def make_plan(config: LlamaConfig, target: Target, *, max_context: int,
     t_rope = add_tensor("rope_inv_freq", HD // 2, 1, "F32")
     weights_bytes = offset
 
-    ffn_split = split_rows(F, W)
-    lm_split = split_rows(V, W)
+    ffn_split = split_rows(F, parts["ffn_parts"])
+    lm_split = split_rows(V, parts["lm_head_slots"])
     ffn_parts, lm_slots = len(ffn_split), len(lm_split)
     if ffn_parts > spec.FFN_MAX_PARTS:
         raise ValueError(f"{ffn_parts} FFN parts (workers={W}): the fixed-point residual "
-                         f"takes at most {spec.FFN_MAX_PARTS}; plan with --workers <= "
-                         f"{spec.FFN_MAX_PARTS}")
+                         f"takes at most {spec.FFN_MAX_PARTS}; plan with --ffn_parts or "
+                         f"--workers <= {spec.FFN_MAX_PARTS}")
 
     # --- buffers
     buffers: List[dict] = []
@@ -290,7 +310,7 @@ def make_plan(config: LlamaConfig, target: Target, *, max_context: int,
         w += 1
         add_wave(l, [_task("RMSNORM_GEMV", w, i, (a, e), l, in_buf=b["x0"], out_buf=b["qkv"],
                            weight=lt["wqkv"], norm=lt["attn_norm"])
-                     for i, a, e in split_rows(Q + 2 * KV, W)])
+                     for i, a, e in split_rows(Q + 2 * KV, parts["qkv_parts"])])
         w += 1
         add_wave(l, [_task("ATTENTION", w, (kv * C + ch) % W, (0, HD), l, in_buf=b["qkv"],
                            aux_buf=b["kv_cache"], out_buf=b["attn"], weight2=t_rope,
@@ -299,7 +319,7 @@ def make_plan(config: LlamaConfig, target: Target, *, max_context: int,
         w += 1
         add_wave(l, [_task("ATTN_OUT", w, i, (a, e), l, in_buf=b["attn"], aux_buf=b["x0"],
                            out_buf=b["x1"], weight=lt["wo"], param1=C)
-                     for i, a, e in split_rows(H, W)])
+                     for i, a, e in split_rows(H, parts["attn_out_parts"])])
         w += 1
         add_wave(l, [_task("FFN", w, i, (a, e), l, in_buf=b["x1"], out_buf=b["x0"],
                            weight=lt["w_gate"], weight2=lt["w_up"], weight3=lt["w_down_t"],
@@ -319,6 +339,16 @@ def make_plan(config: LlamaConfig, target: Target, *, max_context: int,
     return Plan(config=config, target=target, max_context=max_context, tensors=tensors,
                 buffers=buffers, waves=waves, tasks=tasks, params=params,
                 weights_bytes=weights_bytes)
+
+
+def tasks_by_wave_kind(plan) -> List[Tuple[str, int]]:
+    """[(kind, tasks)] for the first wave of each kind (EMBED, QKV, ATTENTION, ATTN_OUT, FFN,
+    LM_HEAD; QKV is opcode RMSNORM_GEMV), in execution order: the planner's summary."""
+    seen = {}
+    for wave in plan.waves:
+        op = OPCODE_NAMES[plan.tasks[wave["first_task"]]["opcode"]]
+        seen.setdefault("QKV" if op == "RMSNORM_GEMV" else op, wave["task_count"])
+    return list(seen.items())
 
 
 # --- bytes ----------------------------------------------------------------------------------

@@ -226,6 +226,36 @@ def test_too_many_ffn_parts():
         plan_lib.make_plan(c, small_target(600), max_context=64, workers=512)
 
 
+def test_wave_parts():
+    # make_plan's qkv_parts, attn_out_parts, ffn_parts, lm_head_slots: each wave's tasks on
+    # workers 0..parts-1, rows split evenly and covered once; the others keep `workers`.
+    c = known_configs.tiny(ffn=256)
+    p = plan_lib.make_plan(c, small_target(20), max_context=64, qkv_parts=7, attn_out_parts=3,
+                           ffn_parts=5, lm_head_slots=2)
+    validate.validate_plan(p)
+    assert p.params["workers"] == 20 and p.params["ffn_parts"] == 5
+    assert p.params["lm_head_slots"] == 2
+    assert plan_lib.tasks_by_wave_kind(p) == [("EMBED", 20), ("QKV", 7), ("ATTENTION", 3),
+                                              ("ATTN_OUT", 3), ("FFN", 5), ("LM_HEAD", 2)]
+    for op, parts, rows in (("RMSNORM_GEMV", 7, c.num_heads * c.head_dim + 2 * c.num_kv_heads * c.head_dim),
+                            ("ATTN_OUT", 3, c.hidden_size), ("FFN", 5, c.intermediate_size),
+                            ("LM_HEAD", 2, c.vocab_size)):
+        for wave in p.waves:
+            tasks = p.tasks[wave["first_task"]:wave["first_task"] + wave["task_count"]]
+            if tasks[0]["opcode"] != OP[op]:
+                continue
+            assert [t["worker"] for t in tasks] == list(range(parts)), op
+            assert [(t["row_begin"], t["row_end"]) for t in tasks] == \
+                [(a, e) for _, a, e in plan_lib.split_rows(rows, parts)], op
+    default = plan_lib.make_plan(c, small_target(20), max_context=64)
+    assert plan_lib.tasks_by_wave_kind(default) == [("EMBED", 20), ("QKV", 20), ("ATTENTION", 3),
+                                                    ("ATTN_OUT", 20), ("FFN", 20), ("LM_HEAD", 20)]
+    for name in ("qkv_parts", "attn_out_parts", "ffn_parts", "lm_head_slots"):
+        for bad in (0, 21, 2.0, True, "4"):
+            with pytest.raises(ValueError, match=rf"{name}=.* must be an int in \[1, workers=20\]"):
+                plan_lib.make_plan(c, small_target(20), max_context=64, **{name: bad})
+
+
 def test_tensors_and_buffers_tied_and_untied():
     for tied in (True, False):
         c = known_configs.tiny(tied=tied)
