@@ -111,7 +111,7 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
     throw Error("the worker needs " + std::to_string(work_bytes + tables_bytes) + " bytes of dynamic shared memory (" +
                 std::to_string(work_bytes) + " of work area, " + std::to_string(tables_bytes) + " of operand tables), " +
                 device_name_ + " offers " + std::to_string(dynamic_limit) +
-                ": re-plan with more workers (smaller FFN tasks) or fewer --attention_chunks (the tables grow with the "
+                ": re-plan with more workers or --ffn_parts (smaller FFN tasks) or fewer --attention_chunks (the tables grow with the "
                 "package's tensors and buffers, " + std::to_string(n_tensors) + " and " + std::to_string(n_buffers) + ")");
   }
   uint32_t max_tasks = 0;
