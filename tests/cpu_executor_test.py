@@ -76,9 +76,10 @@ def test_attention_chunking_does_not_change_logits(tmp_path, chunks, min_chunk):
         assert rel_error(session.logits(), ref.step(token)) <= TOLERANCE, f"position {pos}"
 
 
-@pytest.mark.parametrize("parts", [dict(qkv_parts=1, attn_out_parts=1, ffn_parts=1, lm_head_slots=1),
-                                   dict(qkv_parts=7, attn_out_parts=3, ffn_parts=5, lm_head_slots=2),
-                                   dict(qkv_parts=13, ffn_parts=19)])
+@pytest.mark.parametrize("parts", [
+    dict(qkv_parts=1, attn_out_parts=1, ffn_parts=1, lm_head_slots=1),
+    dict(qkv_parts=7, attn_out_parts=3, ffn_parts=5, lm_head_slots=2),
+    dict(qkv_parts=13, ffn_parts=19)])
 def test_wave_parts_match_reference(tmp_path, parts):
     """Plans with fewer tasks in a wave than workers (the planner's --qkv_parts etc.) agree
     with the reference; splitting the QKV, ATTN_OUT and LM_HEAD rows differently leaves the

@@ -38,15 +38,17 @@ flags.DEFINE_integer("attention_min_chunk", None, "Smallest attention chunk, in 
                      "default 128 for models with 8 or more K/V heads, else 32.")
 flags.DEFINE_integer("workers", None, "Thread blocks the plan uses, at most the target's SMs x "
                      "workers per SM; default the largest multiple of 32 keeping 95% of them "
-                     "(128 of the H200's 132), else all; at most 511 (FFN parts).")
-flags.DEFINE_integer("qkv_parts", None, "Tasks of each QKV wave (RMSNorm + GEMV), 1..workers; "
-                     "default workers. A measurement knob (tests/gpu/sweep_parts.sh).")
-flags.DEFINE_integer("attn_out_parts", None, "Tasks of each ATTN_OUT wave, 1..workers; default "
-                     "workers.")
-flags.DEFINE_integer("ffn_parts", None, "Tasks of each FFN wave, 1..workers (at most 511); "
-                     "default workers.")
-flags.DEFINE_integer("lm_head_slots", None, "Tasks of the LM_HEAD wave, 1..workers; default "
-                     "workers.")
+                     "(128 of the H200's 132), else all; at most 511 (one FFN part a "
+                     "worker) unless --ffn_parts is 511 or less.")
+flags.DEFINE_integer("qkv_parts", None, "At most this many tasks in each QKV wave (RMSNorm + "
+                     "GEMV), 1..workers; default workers. A measurement knob "
+                     "(tests/gpu/sweep_parts.sh).")
+flags.DEFINE_integer("attn_out_parts", None, "At most this many tasks in each ATTN_OUT wave, "
+                     "1..workers; default workers.")
+flags.DEFINE_integer("ffn_parts", None, "At most this many tasks in each FFN wave, 1..workers "
+                     "and at most 511; default workers.")
+flags.DEFINE_integer("lm_head_slots", None, "At most this many tasks in the LM_HEAD wave, "
+                     "1..workers; default workers.")
 flags.DEFINE_float("bandwidth_gbps", None, "Memory bandwidth (GB/s) for the predicted floor; "
                    "default the target file's bandwidth_gbps.")
 flags.DEFINE_string("created", None, "meta planner.created (default: now, UTC); fix it for "

@@ -77,7 +77,8 @@ def test_cli_wave_parts(checkpoint, tmp_path):
     validate.validate_plan(package.read_package(str(out)))
     r = run_cli(f"--checkpoint={checkpoint}", "--target=h200", f"--out={tmp_path / 'bad.tpkg'}",
                 "--max_context=32", "--qkv_parts=129")
-    assert r.returncode == 1 and "qkv_parts=129 must be an int in [1, workers=128]" in r.stderr, r.stderr
+    assert r.returncode == 1, r.stderr
+    assert "qkv_parts=129 must be an int in [1, workers=128]" in r.stderr, r.stderr
     assert not (tmp_path / "bad.tpkg").exists()
 
 

@@ -192,13 +192,16 @@ def make_plan(config: LlamaConfig, target: Target, *, max_context: int,
         default_attention_min_chunk(num_kv_heads): 128 from 8 K/V heads up, else 32.
       workers: thread blocks the plan uses, 1..target.workers; default
         default_workers(target.workers) (132 -> 128 on the H200).
-      qkv_parts, attn_out_parts, ffn_parts, lm_head_slots: tasks of the QKV (RMSNORM_GEMV),
-        ATTN_OUT, FFN and LM_HEAD waves, each 1..workers (default: workers); the wave's rows
-        are split evenly over workers 0..parts-1 and the others have no task in it. Rows
-        are computed the same way whatever the split, so QKV, ATTN_OUT and LM_HEAD parts
-        leave the logits bit-identical; FFN parts are summed in fixed point after each
-        part's own rounding, so they move the logits within the residual's rounding.
-        Measurement knobs (tests/gpu/sweep_parts.sh), not tuned defaults.
+      qkv_parts, attn_out_parts, ffn_parts, lm_head_slots: at most this many tasks in each
+        QKV (RMSNORM_GEMV), ATTN_OUT, FFN and LM_HEAD wave, each 1..workers (default:
+        workers): the wave's rows are split evenly over workers 0..parts-1 (fewer when the
+        wave has fewer rows than parts) and the others have no task in it. Each row is one
+        dot product whatever its task (the GPU's row pairs sum in the single-row order), so
+        QKV, ATTN_OUT and LM_HEAD splits are designed to leave the logits bit-identical
+        (tested on the CPU executor; tests/gpu/sweep_parts.sh compares the GPU's); FFN parts
+        are rounded to fixed point each before their sum, so they move the logits within
+        that rounding. Measurement knobs, not tuned defaults. With ffn_parts <=
+        FFN_MAX_PARTS, workers may exceed it.
 
     Returns:
       Plan with 4*num_layers + 2 waves.
@@ -212,7 +215,7 @@ def make_plan(config: LlamaConfig, target: Target, *, max_context: int,
     NH, NKV, HD = c.num_heads, c.num_kv_heads, c.head_dim
     Q, KV = NH * HD, NKV * HD
     W = default_workers(target.workers) if workers is None else workers
-    if not isinstance(W, int) or not 1 <= W <= target.workers:
+    if not isinstance(W, int) or isinstance(W, bool) or not 1 <= W <= target.workers:
         raise ValueError(f"workers={workers!r} must be in [1, {target.workers}] (the target's "
                          f"sm_count x workers_per_sm)")
     if not isinstance(max_context, int) or not 1 <= max_context <= c.max_position_embeddings:

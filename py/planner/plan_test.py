@@ -199,7 +199,7 @@ def test_default_workers_multiple_of_32_keeping_95_percent():
     p = plan_lib.make_plan(c, small_target(132), max_context=64, workers=132)  # explicit wins
     assert p.params["workers"] == 132 and p.params["ffn_parts"] == min(132, c.intermediate_size)
     validate.validate_plan(p)
-    for bad in (0, 133, 2.5):  # (and > FFN_MAX_PARTS parts: test_too_many_ffn_parts)
+    for bad in (0, 133, 2.5, True):  # (and > FFN_MAX_PARTS parts: test_too_many_ffn_parts)
         with pytest.raises(ValueError, match="workers"):
             plan_lib.make_plan(c, small_target(132), max_context=64, workers=bad)
 
@@ -224,6 +224,9 @@ def test_too_many_ffn_parts():
     assert p.params["ffn_parts"] == 511
     with pytest.raises(ValueError, match=r"512 FFN parts .* at most 511"):
         plan_lib.make_plan(c, small_target(600), max_context=64, workers=512)
+    p = plan_lib.make_plan(c, small_target(600), max_context=64, workers=600, ffn_parts=300)
+    assert p.params["workers"] == 600 and p.params["ffn_parts"] == 300
+    validate.validate_plan(p)
 
 
 def test_wave_parts():
@@ -237,7 +240,8 @@ def test_wave_parts():
     assert p.params["lm_head_slots"] == 2
     assert plan_lib.tasks_by_wave_kind(p) == [("EMBED", 20), ("QKV", 7), ("ATTENTION", 3),
                                               ("ATTN_OUT", 3), ("FFN", 5), ("LM_HEAD", 2)]
-    for op, parts, rows in (("RMSNORM_GEMV", 7, c.num_heads * c.head_dim + 2 * c.num_kv_heads * c.head_dim),
+    qkv_rows = (c.num_heads + 2 * c.num_kv_heads) * c.head_dim
+    for op, parts, rows in (("RMSNORM_GEMV", 7, qkv_rows),
                             ("ATTN_OUT", 3, c.hidden_size), ("FFN", 5, c.intermediate_size),
                             ("LM_HEAD", 2, c.vocab_size)):
         for wave in p.waves:
