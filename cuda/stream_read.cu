@@ -891,17 +891,18 @@ std::string GridBarrier(int blocks, int threads, BarrierKind kind, int iteration
 
 // ReduceRounds' kernel (stream_read.h).
 template <ReduceKind kKind>
-__global__ void ReduceRoundsKernel(int iterations, int hidden, uint32_t spread_clk, float* parts, float* out,
-                                   unsigned long long* acc) {
+__global__ void ReduceRoundsKernel(int adders, int iterations, int hidden, uint32_t spread_clk, float* parts,
+                                   float* out, unsigned long long* acc) {
   __shared__ float group_sums[1024];
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   const int b = static_cast<int>(blockIdx.x), n = static_cast<int>(gridDim.x), threads = static_cast<int>(blockDim.x);
   const int begin = static_cast<int>(static_cast<long long>(b) * hidden / n);
   const int rows = static_cast<int>(static_cast<long long>(b + 1) * hidden / n) - begin;
   const uint32_t delay_clk = static_cast<uint32_t>(static_cast<unsigned long long>(spread_clk) * b / n);
+  const bool adds = kKind != kBarrierOnly && b < adders;  // uniform over the block
   for (int i = 0; i < iterations; ++i) {
     Spin(delay_clk);
-    for (int r = threadIdx.x; r < hidden && kKind != kBarrierOnly; r += threads) {
+    for (int r = threadIdx.x; r < hidden && adds; r += threads) {
       const float v = ReducePartValue(b, r, i);
       if (kKind == kFixedPointRed) {
         const long long q = __float2ll_rn(v * 4294967296.0f);
@@ -929,8 +930,8 @@ __global__ void ReduceRoundsKernel(int iterations, int hidden, uint32_t spread_c
   }
 }
 
-std::string ReduceRounds(int blocks, int threads, int hidden, ReduceKind kind, int iterations, uint32_t spread_clk,
-                         float* parts, float* out, unsigned long long* acc, float* ms) {
+std::string ReduceRounds(int blocks, int threads, int hidden, ReduceKind kind, int adders, int iterations,
+                         uint32_t spread_clk, float* parts, float* out, unsigned long long* acc, float* ms) {
   const void* kernel = nullptr;
   switch (kind) {
     case kBarrierOnly: kernel = reinterpret_cast<const void*>(ReduceRoundsKernel<kBarrierOnly>); break;
@@ -942,6 +943,10 @@ std::string ReduceRounds(int blocks, int threads, int hidden, ReduceKind kind, i
              ": give kBarrierOnly, kPartsBarrier, kPartsReduce or kFixedPointRed";
   }
   if (iterations < 1) return "iterations " + std::to_string(iterations) + ": give at least 1";
+  if (kind == kFixedPointRed ? adders < 1 || adders > blocks : adders != blocks) {
+    return "adders " + std::to_string(adders) + ": give 1.." + std::to_string(blocks) +
+           " for kFixedPointRed, blocks (" + std::to_string(blocks) + ") for the other kinds";
+  }
   if (threads < 32 || threads > 1024 || threads % 32 != 0) {
     return "threads " + std::to_string(threads) + ": give a multiple of 32 in 32..1024";
   }
@@ -954,7 +959,7 @@ std::string ReduceRounds(int blocks, int threads, int hidden, ReduceKind kind, i
   if (kind == kFixedPointRed && acc == nullptr) return "reduce: acc is null";
   const std::string fits = CooperativeFits(kernel, blocks, threads, "reduce");
   if (!fits.empty()) return fits;
-  void* args[] = {&iterations, &hidden, &spread_clk, &parts, &out, &acc};
+  void* args[] = {&adders, &iterations, &hidden, &spread_clk, &parts, &out, &acc};
   return TimedCooperative("reduce rounds", kernel, blocks, threads, args, ms);
 }
 

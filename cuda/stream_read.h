@@ -221,14 +221,17 @@ std::string LoadedBarrier(const void* data, size_t bytes, int blocks, const Load
 //   kFixedPointRed: each value rounded to a signed 64-bit integer in units of 2^-32
 //     (__float2ll_rn(v * 2^32)) and added to acc[r] by red.relaxed.gpu.global.add.u64; one
 //     grid barrier. Integer sums do not depend on the order of the adds, so acc ends at the
-//     exact sum every run (the caller checks it against ReducePartValue's).
+//     exact sum every run (the caller checks it against ReducePartValue's). Only blocks
+//     0..adders-1 add (a plan with fewer FFN parts than workers: the planner's --ffn_parts);
+//     the others spin and meet the barrier. Other kinds: adders must be `blocks`.
 // `parts`: device, blocks * hidden floats; `out`: hidden floats; `acc`: hidden 64-bit words
 // (each may be null where the kind does not use it). *ms: the launch's time (CUDA events).
 // Errors as GridBarrier's; also hidden < 1 or hidden > blocks * threads (a block's rows must
-// fit its threads) or threads > 1024.
+// fit its threads) or threads > 1024, or adders outside 1..blocks (1..blocks only for
+// kFixedPointRed; `blocks` for the others).
 enum ReduceKind { kBarrierOnly = 0, kPartsBarrier = 1, kPartsReduce = 2, kFixedPointRed = 3 };
-std::string ReduceRounds(int blocks, int threads, int hidden, ReduceKind kind, int iterations, uint32_t spread_clk,
-                         float* parts, float* out, unsigned long long* acc, float* ms);
+std::string ReduceRounds(int blocks, int threads, int hidden, ReduceKind kind, int adders, int iterations,
+                         uint32_t spread_clk, float* parts, float* out, unsigned long long* acc, float* ms);
 
 // What the idle workers of a short-context ATTENTION wave could do for the FFN after it
 // (floor --mode=idle_copy; docs/PERFORMANCE.md, Next of the twenty-first session, item 4).

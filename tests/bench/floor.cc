@@ -38,12 +38,14 @@
 // --mode=reduce measures, at the worker's shape and for the 1B's and SmolLM2's hidden sizes,
 // what summing one FFN part a block costs (cuda/stream_read.h ReduceRounds): the parts
 // stored and reduced by a second wave in FFN_REDUCE's fixed order, behind a second grid
-// barrier (the worker now), against each part added to a 64-bit fixed-point accumulator by
-// integer atomics (red.add.u64) before one barrier; and each beside the bare barrier and the
-// stores with one barrier; with all blocks at once and with their starts spread over 2 us
-// (the FFN tasks' ends in the worker's trace spread over ~1.9 us). Microseconds per round
-// from launches of N and 2N rounds, medians of --reps; the atomics' sums are checked against
-// the exact sums (mismatches must be 0).
+// barrier (package format 1's worker), against each part added to a 64-bit fixed-point
+// accumulator by integer atomics (red.add.u64) before one barrier (format 2's, the worker
+// now); and each beside the bare barrier and the stores with one barrier; with all blocks at
+// once and with their starts spread over 2 us (the FFN tasks' ends in the worker's trace
+// spread over ~1.9 us). --reduce_adders repeats the atomics with only that many blocks
+// adding (plans with fewer FFN parts than workers). Microseconds per round from launches of
+// N and 2N rounds, medians of --reps; the atomics' sums are checked against the exact sums
+// (mismatches must be 0).
 // --mode=idle_copy models the 1B's short-context ATTENTION wave and the FFN wave after it
 // (cuda/stream_read.h IdleCopyRounds; 128 blocks of 512 threads where the GPU has them): 8
 // blocks run a chain of dependent L2 round trips while the other blocks either wait at the
@@ -79,6 +81,8 @@ DEFINE_int32(pipeline_attention_ns, 5000, "--mode=pipeline: the ATTENTION wave's
 DEFINE_int32(pipeline_reduce_ns, 1600, "--mode=pipeline: the FFN_REDUCE wave's spin, ns.");
 DEFINE_string(pipeline_runs, "", "--mode=pipeline: the runs to do, by number (1-based, comma-separated; empty: all), "
               "e.g. to run a few under compute-sanitizer.");
+DEFINE_string(reduce_adders, "", "--mode=reduce: the fixed-point kind again with only this many blocks adding, "
+              "comma-separated (e.g. 128,96,64: plans with fewer FFN parts than workers); every block first.");
 DEFINE_int32(loaded_barriers, 2000, "--mode=loaded_barrier: barriers per launch (the first tenth not counted).");
 DEFINE_string(idle_copy_kb, "0,32,64,128,192", "--mode=idle_copy: KB each non-owner block stages in phase A, "
               "comma-separated (multiples of 1/64: 16-byte copies).");
@@ -440,10 +444,33 @@ int LoadedBarrierMode(const cudaDeviceProp& prop, const void* data, size_t bytes
   return 0;
 }
 
+// --reduce_adders as block counts 1..blocks, after `blocks` itself (every block adds); false
+// after printing what is wrong.
+bool ReduceAdders(int blocks, std::vector<int>* adders) {
+  const std::string& list = FLAGS_reduce_adders;
+  adders->assign(1, blocks);
+  for (size_t at = 0; !list.empty() && at <= list.size();) {
+    const size_t comma = std::min(list.find(',', at), list.size());
+    const std::string item = list.substr(at, comma - at);
+    char* end = nullptr;
+    const long n = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || n < 1 || n > blocks) {
+      std::fprintf(stderr, "error: --reduce_adders=%s: '%s' is not a block count 1..%d\n", list.c_str(), item.c_str(),
+                   blocks);
+      return false;
+    }
+    if (n != blocks) adders->push_back(static_cast<int>(n));
+    at = comma + 1;
+  }
+  return true;
+}
+
 // --mode=reduce (see the top of this file). Returns the exit status.
 int ReduceMode(const cudaDeviceProp& prop) {
   constexpr int kThreads = 512, kRounds = 2000;
   const int blocks = prop.multiProcessorCount;
+  std::vector<int> adder_counts;
+  if (!ReduceAdders(blocks, &adder_counts)) return 2;
   const int hiddens[] = {576, 2048};  // SmolLM2-135M, Llama-3.2-1B
   constexpr int kMaxHidden = 2048;
   float* parts = nullptr;
@@ -473,46 +500,50 @@ int ReduceMode(const cudaDeviceProp& prop) {
       // SM clocks for spread_ns at the GPU's clock rate (kHz); the round's time includes the
       // spread, the same for every kind: compare kinds at one spread.
       const uint32_t spread_clk = static_cast<uint32_t>(static_cast<long long>(spread_ns) * clock_khz / 1000000);
-      // The exact sum over blocks and rounds 0..n-1 of the fixed-point parts, per row.
-      auto exact = [&](int rounds, int r) {
+      // The exact sum over the adding blocks and rounds 0..n-1 of the fixed-point parts, per row.
+      auto exact = [&](int adders, int rounds, int r) {
         long long total = 0;
         for (int i = 0; i < rounds; ++i) {
-          for (int b = 0; b < blocks; ++b) {
+          for (int b = 0; b < adders; ++b) {
             total += static_cast<long long>(tileinfer::ReducePartValue(b, r, i) * 1024.0f) * (1LL << 22);  // v * 2^32
           }
         }
         return total;
       };
       for (const auto& k : kinds) {
-        std::vector<float> us;
-        uint64_t mismatches = 0;
-        if (k.kind == tileinfer::kFixedPointRed) {  // a short launch whose sums are checked
-          constexpr int kCheckRounds = 7;
-          float ms = 0;
-          std::vector<long long> got(hidden);
-          const std::string err =
-              !Check(cudaMemset(acc, 0, hidden * sizeof(unsigned long long)), "cudaMemset (acc)")
-                  ? "cudaMemset"
-                  : tileinfer::ReduceRounds(blocks, kThreads, hidden, k.kind, kCheckRounds, spread_clk, parts, out,
-                                            acc, &ms);
-          if (!err.empty() ||
-              !Check(cudaMemcpy(got.data(), acc, hidden * sizeof(long long), cudaMemcpyDeviceToHost),
-                     "cudaMemcpy (acc)")) {
-            std::fprintf(stderr, "error: %s\n", err.c_str());
-            return 1;
+        for (const int adders : adder_counts) {
+          if (k.kind != tileinfer::kFixedPointRed && adders != blocks) continue;  // one row: every block
+          std::vector<float> us;
+          uint64_t mismatches = 0;
+          if (k.kind == tileinfer::kFixedPointRed) {  // a short launch whose sums are checked
+            constexpr int kCheckRounds = 7;
+            float ms = 0;
+            std::vector<long long> got(hidden);
+            const std::string err =
+                !Check(cudaMemset(acc, 0, hidden * sizeof(unsigned long long)), "cudaMemset (acc)")
+                    ? "cudaMemset"
+                    : tileinfer::ReduceRounds(blocks, kThreads, hidden, k.kind, adders, kCheckRounds, spread_clk,
+                                              parts, out, acc, &ms);
+            if (!err.empty() ||
+                !Check(cudaMemcpy(got.data(), acc, hidden * sizeof(long long), cudaMemcpyDeviceToHost),
+                       "cudaMemcpy (acc)")) {
+              std::fprintf(stderr, "error: %s\n", err.c_str());
+              return 1;
+            }
+            for (int row = 0; row < hidden; ++row) mismatches += got[row] != exact(adders, kCheckRounds, row);
           }
-          for (int row = 0; row < hidden; ++row) mismatches += got[row] != exact(kCheckRounds, row);
+          const bool ok = RoundUs(kRounds, [&](int n, float* ms) {
+            return tileinfer::ReduceRounds(blocks, kThreads, hidden, k.kind, adders, n, spread_clk, parts, out, acc,
+                                           ms);
+          }, &us);
+          if (!ok) return 1;
+          if (mismatches != 0) status = 1;
+          std::printf("%s    {\"spread_ns\": %d, \"hidden\": %d, \"kind\": \"%s\", \"adders\": %d, "
+                      "\"us_per_round\": %.3f, \"sum_mismatches\": %llu}",
+                      first ? "" : ",\n", spread_ns, hidden, k.name, adders, Median(us),
+                      static_cast<unsigned long long>(mismatches));
+          first = false;
         }
-        const bool ok = RoundUs(kRounds, [&](int n, float* ms) {
-          return tileinfer::ReduceRounds(blocks, kThreads, hidden, k.kind, n, spread_clk, parts, out, acc, ms);
-        }, &us);
-        if (!ok) return 1;
-        if (mismatches != 0) status = 1;
-        std::printf("%s    {\"spread_ns\": %d, \"hidden\": %d, \"kind\": \"%s\", \"us_per_round\": %.3f, "
-                    "\"sum_mismatches\": %llu}",
-                    first ? "" : ",\n", spread_ns, hidden, k.name, Median(us),
-                    static_cast<unsigned long long>(mismatches));
-        first = false;
       }
     }
   }

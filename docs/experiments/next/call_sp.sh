@@ -7,6 +7,9 @@
 set -u
 source tests/gpu/call_lib.sh
 CALL_MODELS=smollm2_shape,llama1b_shape call_begin .gpu/bin.tar.xz
+timeout 90 .gpu/bin/floor --mode=reduce --reduce_adders=96,64,48 --reps=5 > "$OUT/floor_reduce_adders.json"
+echo "floor reduce rc=$? at ${SECONDS}s"
+grep -E "fixed-point" "$OUT/floor_reduce_adders.json"
 show() { grep -vE "^([A-Za-z0-9]+ )?plan:" || true; }  # tasks a wave, the checks and the table
 bash tests/gpu/sweep_parts.sh smollm2_shape 1,1024,4096 f96:--ffn_parts=96 f64:--ffn_parts=64 \
   q60:--qkv_parts=60 a36:--attn_out_parts=36 2>&1 | show
