@@ -411,12 +411,25 @@ def _damaged(gguf_path: pathlib.Path, e: BaseException, where: str = "") -> GGUF
                            f"({type(e).__name__}: {e}); it may be damaged or truncated: re-download it")
 
 
+def _check_tensor_ranges(gguf_path: pathlib.Path, tensors: list) -> None:
+    """Raises GGUFImportError when two tensors' bytes [data_offset, data_offset + n_bytes)
+    overlap: a tensor table that points two weights at the same bytes is damaged or crafted,
+    and importing it would silently make them one weight."""
+    spans = sorted((t.data_offset, t.data_offset + t.n_bytes, t.name) for t in tensors if t.n_bytes > 0)
+    for (a0, a1, a), (b0, b1, b) in zip(spans, spans[1:]):
+        if b0 < a1:
+            raise GGUFImportError(f"{gguf_path}: tensors {a} (bytes {a0}..{a1}) and {b} (bytes "
+                                  f"{b0}..{b1}) overlap in the file; it is damaged or was not "
+                                  f"written by a GGUF writer: re-download or re-convert it")
+
+
 def import_gguf(gguf_path: str | os.PathLike, out_dir: str | os.PathLike,
                 overwrite: bool = False) -> pathlib.Path:
     """Imports `gguf_path` (llama architecture) as an HF checkpoint directory `out_dir`.
 
     Returns the output directory. Raises GGUFImportError for unsupported architectures,
-    tensor types, tokenizers or RoPE variants, a damaged or truncated file, or an output
+    tensor types, tokenizers or RoPE variants, a damaged or truncated file (also one whose
+    tensors overlap or repeat a name), or an output
     directory it must not write (_check_out_dir); FileExistsError when `out_dir` exists and
     `overwrite` is false. Nothing is left at `out_dir` on failure (an earlier import there
     stays as it was), nor beside it, also when interrupted (KeyboardInterrupt).
@@ -432,6 +445,10 @@ def import_gguf(gguf_path: str | os.PathLike, out_dir: str | os.PathLike,
         tensors = {t.name: t for t in reader.tensors}
     except (ValueError, IndexError, KeyError, OverflowError, MemoryError) as e:
         raise _damaged(gguf_path, e) from e
+    if len(tensors) != len(reader.tensors):
+        raise GGUFImportError(f"{gguf_path}: {len(reader.tensors) - len(tensors)} tensor names "
+                              f"repeat; the file is damaged: re-download or re-convert it")
+    _check_tensor_ranges(gguf_path, reader.tensors)
     hf_config = _hf_config(reader, tensors)
     try:
         config = LlamaConfig.from_hf(hf_config)

@@ -307,6 +307,22 @@ def test_a_truncated_gguf_is_a_clear_error(tmp_path, cut):
     assert not (tmp_path / "hf").exists()
 
 
+def test_overlapping_tensors_are_refused(tmp_path):
+    """A tensor table that points two tensors at the same bytes (here ffn_norm at attn_norm's)
+    is refused: importing it would make the two weights one without a word."""
+    write_synthetic_gguf(tmp_path / "m.gguf")
+    reader = gguf.GGUFReader(tmp_path / "m.gguf", "r+")  # the table's offsets, in place
+    by_name = {t.name: t for t in reader.tensors}
+    by_name["blk.0.ffn_norm.weight"].field.parts[-1][0] = \
+        by_name["blk.0.attn_norm.weight"].field.parts[-1][0]
+    del reader, by_name
+    assert gguf.GGUFReader(tmp_path / "m.gguf").tensors[2].name == "blk.0.ffn_norm.weight"
+    with pytest.raises(GGUFImportError, match=r"m\.gguf: tensors blk\.0\.(attn|ffn)_norm\.weight "
+                       r"\(bytes \d+\.\.\d+\) and blk\.0\.(attn|ffn)_norm\.weight .* overlap"):
+        import_gguf(tmp_path / "m.gguf", tmp_path / "hf")
+    assert not (tmp_path / "hf").exists()
+
+
 @pytest.mark.parametrize("pre, add_bos", [("smollm", False), ("gpt-2", False),
                                           ("llama-bpe", True)])
 def test_synthetic_tokenizer_second_path(tmp_path, pre, add_bos):
