@@ -305,11 +305,13 @@ def main(argv):
                "kv_bytes_per_position": kv, "contexts": contexts, "runtimes": list(FLAGS.runtimes),
                "latency": {}, "generation": {}, "kernels": {}}
 
-    def save():  # after every phase, so that a late failure keeps what was measured
+    def save():  # after every phase: a late failure or a call's limit keeps what was measured
         tmp = os.path.join(FLAGS.out_dir, ".results.json.tmp")
         with open(tmp, "w") as f:
             json.dump(results, f, indent=1)
         os.replace(tmp, os.path.join(FLAGS.out_dir, "results.json"))
+        with open(os.path.join(FLAGS.out_dir, "results.md"), "w") as f:  # the table so far
+            f.write(table(results))
 
     runtimes = {}
     try:
@@ -361,10 +363,10 @@ def main(argv):
                     results["kernels"][n] = runtimes[n].ask("kernels")["kernels"] or "not measured"
             results["kernels"]["tileinfer"] = "1 launch per <= 64 tokens"
         save()
+        write_outputs(results, FLAGS.out_dir)  # before the runtimes close (seconds each)
     finally:
         for rt in runtimes.values():
             rt.close()
-    write_outputs(results, FLAGS.out_dir)
 
 
 if __name__ == "__main__":
