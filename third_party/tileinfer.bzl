@@ -66,11 +66,13 @@ def cuda_library(name, srcs, hdrs = [], deps = [], copts = [], config_copts = {}
     )
 
 def py_pytest(name, srcs, deps = [], data = [], size = "small", tags = [], **kwargs):
-    """A py_test that runs pytest on `srcs` (each file must end by calling tests.pytest_main)."""
+    """A py_test that runs pytest on srcs[0] (the test file; other srcs are its helpers) through
+    //third_party:pytest_main.py, which fails a file whose tests did not run."""
     native.py_test(
         name = name,
-        srcs = srcs,
-        main = srcs[0],
+        srcs = srcs + ["//third_party:pytest_main.py"],
+        main = "//third_party:pytest_main.py",
+        args = ["$(rootpath %s)" % srcs[0]],
         deps = deps,
         data = data,
         size = size,
