@@ -1,0 +1,50 @@
+"""smollm2_package's command line: the planner's plan flags reach the plan, flags it would
+ignore are refused, errors are one line. An existing --hf_dir is planned as it is, so a tiny
+checkpoint stands in for the imported SmolLM2 (no GGUF read here)."""
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from planner import package
+from tests.reference.tiny_models import write_tiny_checkpoint
+from tools import smollm2_package
+
+TOOL = str(pathlib.Path(smollm2_package.__file__))
+
+
+def run_tool(*args):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    return subprocess.run([sys.executable, TOOL, *args], capture_output=True, text=True, env=env,
+                          timeout=120)
+
+
+@pytest.fixture(scope="module")
+def hf_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("hf")
+    write_tiny_checkpoint(d, hidden=72, ffn=100, layers=2, heads=9, kv_heads=3, vocab=97)
+    return d
+
+
+def test_plan_flags_reach_the_plan(hf_dir, tmp_path):
+    out = tmp_path / "s.tpkg"
+    r = run_tool(f"--out={out}", f"--hf_dir={hf_dir}", "--target=rtx3050", "--max_context=64",
+                 "--workers=7", "--ffn_parts=5", "--attention_min_chunk=16",
+                 "--created=2026-01-01T00:00:00Z")
+    assert r.returncode == 0, r.stderr
+    assert "7 workers" in r.stdout and "5 FFN parts" in r.stdout and "min 16 positions" in r.stdout, r.stdout
+    meta = package.read_package(str(out)).meta
+    assert meta["plan"]["workers"] == 7 and meta["plan"]["ffn_parts"] == 5
+    assert meta["planner"]["created"] == "2026-01-01T00:00:00Z"
+
+
+def test_flags_it_would_ignore_and_errors(hf_dir, tmp_path):
+    r = run_tool(f"--out={tmp_path / 's.tpkg'}", f"--hf_dir={hf_dir}", f"--checkpoint={hf_dir}")
+    assert r.returncode != 0 and "--checkpoint: smollm2_package plans the installed SmolLM2" in r.stderr
+    r = run_tool(f"--out={tmp_path / 's.tpkg'}", f"--hf_dir={hf_dir}", "--target=rtx3050",
+                 "--workers=999")
+    assert r.returncode == 1, r.stderr
+    assert "smollm2_package: error: workers=999 must be in [1, 20]" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and not (tmp_path / "s.tpkg").exists()
