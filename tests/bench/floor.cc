@@ -290,24 +290,32 @@ constexpr PipelineRun kPipelineRuns[] = {{false, 16384, 0, true, true},        {
             {true, 4096, 2, true, true, false, false, false, 0, false, 0, false, 0, false, false, true}};
 constexpr int kPipelineRunCount = static_cast<int>(sizeof(kPipelineRuns) / sizeof(kPipelineRuns[0]));
 
-// --pipeline_runs as one flag per run of kPipelineRuns (all when the flag is empty); false
-// after printing what is wrong.
-bool PipelineRunsChosen(std::vector<bool>* chosen) {
-  const std::string& list = FLAGS_pipeline_runs;
-  chosen->assign(kPipelineRunCount, list.empty());
+// The comma-separated integers of flag --`name` (`list`; empty: none), each in lo..hi, into
+// *out; false after printing which item is not `what`.
+bool IntList(const char* name, const std::string& list, int lo, int hi, const char* what, std::vector<int>* out) {
+  out->clear();
   for (size_t at = 0; !list.empty() && at <= list.size();) {
     const size_t comma = std::min(list.find(',', at), list.size());
     const std::string item = list.substr(at, comma - at);
     char* end = nullptr;
     const long n = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || n < 1 || n > kPipelineRunCount) {
-      std::fprintf(stderr, "error: --pipeline_runs=%s: '%s' is not a run number 1..%d\n", list.c_str(), item.c_str(),
-                   kPipelineRunCount);
+    if (item.empty() || *end != '\0' || n < lo || n > hi) {
+      std::fprintf(stderr, "error: --%s=%s: '%s' is not %s %d..%d\n", name, list.c_str(), item.c_str(), what, lo, hi);
       return false;
     }
-    (*chosen)[n - 1] = true;
+    out->push_back(static_cast<int>(n));
     at = comma + 1;
   }
+  return true;
+}
+
+// --pipeline_runs as one flag per run of kPipelineRuns (all when the flag is empty); false
+// after printing what is wrong.
+bool PipelineRunsChosen(std::vector<bool>* chosen) {
+  std::vector<int> runs;
+  if (!IntList("pipeline_runs", FLAGS_pipeline_runs, 1, kPipelineRunCount, "a run number", &runs)) return false;
+  chosen->assign(kPipelineRunCount, runs.empty());
+  for (const int n : runs) (*chosen)[n - 1] = true;
   return true;
 }
 
@@ -447,20 +455,11 @@ int LoadedBarrierMode(const cudaDeviceProp& prop, const void* data, size_t bytes
 // --reduce_adders as block counts 1..blocks, after `blocks` itself (every block adds); false
 // after printing what is wrong.
 bool ReduceAdders(int blocks, std::vector<int>* adders) {
-  const std::string& list = FLAGS_reduce_adders;
+  std::vector<int> counts;
+  if (!IntList("reduce_adders", FLAGS_reduce_adders, 1, blocks, "a block count", &counts)) return false;
   adders->assign(1, blocks);
-  for (size_t at = 0; !list.empty() && at <= list.size();) {
-    const size_t comma = std::min(list.find(',', at), list.size());
-    const std::string item = list.substr(at, comma - at);
-    char* end = nullptr;
-    const long n = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || n < 1 || n > blocks) {
-      std::fprintf(stderr, "error: --reduce_adders=%s: '%s' is not a block count 1..%d\n", list.c_str(), item.c_str(),
-                   blocks);
-      return false;
-    }
-    if (n != blocks) adders->push_back(static_cast<int>(n));
-    at = comma + 1;
+  for (const int n : counts) {
+    if (n != blocks) adders->push_back(n);
   }
   return true;
 }
