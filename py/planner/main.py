@@ -133,11 +133,15 @@ def build_package(checkpoint_source: str, target_path_or_name, out: str, max_con
         it replaces `out` (a file that fails leaves `out` as it was).
     Raises:
       CheckpointError, ConfigError, TokenizerError, TargetError, PlanError, PackageError,
-      OSError: each names what is wrong.
+      OSError: each names what is wrong. ValueError: bandwidth_gbps not positive, or a plan
+      parameter out of range (plan.make_plan).
     """
     from planner import checkpoint as checkpoint_lib  # heavy (safetensors); only here
     from planner import tokenizer_spec
 
+    if bandwidth_gbps is not None and not bandwidth_gbps > 0:
+        raise ValueError(f"--bandwidth_gbps={bandwidth_gbps}: give a positive bandwidth in GB/s, "
+                         f"or leave it out for the target's")
     package_lib.check_out_path(out)  # before the slow part: the checkpoint and the plan
     target = (target_path_or_name if isinstance(target_path_or_name, target_lib.Target)
               else target_lib.resolve_target(target_path_or_name))
@@ -184,9 +188,6 @@ def main(argv):
                              f"--flags)")
     if not FLAGS.out:
         raise app.UsageError("--out is empty: give the .tpkg file to write")
-    if FLAGS.bandwidth_gbps is not None and not FLAGS.bandwidth_gbps > 0:
-        raise app.UsageError(f"--bandwidth_gbps={FLAGS.bandwidth_gbps}: give a positive "
-                             f"bandwidth in GB/s, or leave it out for the target's")
     signals.install()
     checkpoint = FLAGS.checkpoint
     local = paths.from_invocation_dir(checkpoint)

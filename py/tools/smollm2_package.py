@@ -37,9 +37,6 @@ def main(argv):
         if getattr(FLAGS, name):
             raise app.UsageError(f"--{name}: smollm2_package plans the installed SmolLM2 GGUF; "
                                  f"plan another checkpoint with bazel run //py/planner")
-    if FLAGS.bandwidth_gbps is not None and not FLAGS.bandwidth_gbps > 0:
-        raise app.UsageError(f"--bandwidth_gbps={FLAGS.bandwidth_gbps}: give a positive "
-                             f"bandwidth in GB/s, or leave it out for the target's")
     out = paths.from_invocation_dir(FLAGS.out)
     hf_dir = paths.from_invocation_dir(FLAGS.hf_dir) if FLAGS.hf_dir else out.removesuffix(".tpkg") + "-hf"
     target = FLAGS.target
