@@ -58,7 +58,7 @@ for v in "$@"; do
     || { tail -5 "$R/plan_$name.txt"; exit 1; }
   grep -E "^(plan|tasks a wave):" "$R/plan_$name.txt" | sed "s/^/$name /"
   "$B/gpu_check" --package="$pkg" --contexts=1,32 --cpu_contexts=1,32 --runs=3 --tokens=64 \
-    --sampling_checks=0 --stream_checks=false > "$R/check_$name.txt" 2>&1 \
+    --sampling_checks=0 --stream_checks=false --cpu_generate_tokens=0 > "$R/check_$name.txt" 2>&1 \
     || { tail -5 "$R/check_$name.txt"; echo "sweep_parts: $name fails gpu_check" >&2; exit 1; }
   echo "$name: $(tail -1 "$R/check_$name.txt")"
   logits "$pkg" "$W/logits_${MODEL}_$name.bin"
