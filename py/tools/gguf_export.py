@@ -20,6 +20,7 @@ import numpy as np
 from absl import app, flags, logging
 
 from planner import checkpoint as ckpt_lib
+from planner import cli
 from planner import weights as weights_lib
 from tools import gguf_import
 
@@ -139,6 +140,7 @@ def export_gguf(checkpoint_dir: str | os.PathLike, out_path: str | os.PathLike) 
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    cli.refuse_flags_of(["tools.gguf_import"], "gguf_export")
     export_gguf(FLAGS.checkpoint, FLAGS.gguf_out)
 
 

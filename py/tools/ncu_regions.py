@@ -25,6 +25,7 @@ import re
 
 from absl import app, flags
 
+from planner import cli
 from tools import trace_report
 
 FLAGS = flags.FLAGS
@@ -145,6 +146,7 @@ def table(builds):
 
 def main(argv):
     del argv
+    cli.refuse_flags_of(["tools.trace_report"], "ncu_regions")
     if not FLAGS.build:
         raise app.UsageError("give at least one --build=NAME=SASS:CSV")
     builds = []

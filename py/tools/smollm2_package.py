@@ -14,6 +14,7 @@ import sys
 
 from absl import app, flags, logging
 
+from planner import cli
 from planner import main as planner_main
 from planner import paths
 from planner import signals
@@ -33,6 +34,7 @@ def main(argv):
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     if not FLAGS.out:
         raise app.UsageError("--out is required (the .tpkg to write)")
+    cli.refuse_flags_of(["tools.gguf_import"], "smollm2_package")
     for name in ("checkpoint", "revision"):
         if getattr(FLAGS, name):
             raise app.UsageError(f"--{name}: smollm2_package plans the installed SmolLM2 GGUF; "

@@ -22,6 +22,7 @@ import statistics
 
 from absl import app, flags
 
+from planner import cli
 from tools import trace_report
 
 FLAGS = flags.FLAGS
@@ -123,6 +124,7 @@ def render(names, kinds, table, noise, baseline):
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    cli.refuse_flags_of(["tools.trace_report"], "trace_compare")
     try:
         named = [parse_trace_arg(t) for t in FLAGS.named_trace]
         traces = []

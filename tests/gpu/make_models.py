@@ -13,6 +13,7 @@ import time
 
 from absl import app, flags, logging
 
+from planner import cli
 from planner import main as planner_main
 from tests.reference import tiny_models
 
@@ -56,6 +57,7 @@ MODELS["tiny_hd80_g6"] = dict(hidden=480, ffn=64, layers=1, heads=6, kv_heads=1,
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    cli.refuse_flags_of(["planner.main"], "make_models")
     os.makedirs(FLAGS.out_dir, exist_ok=True)
     wanted = []
     for m in FLAGS.models:
