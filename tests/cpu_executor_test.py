@@ -140,13 +140,18 @@ def test_thread_count_does_not_change_bits(tmp_path):
         assert r.tobytes() == results[0].tobytes()
 
 
-def test_ties_select_the_lowest_id(tmp_path):
-    """lm_head rows come in equal pairs: every logit has a twin, and the lower id must win."""
+@pytest.mark.parametrize("target, slots", [("h200", None), ("h200", 1), ("rtx3050", 7)])
+def test_ties_select_the_lowest_id(tmp_path, target, slots):
+    """lm_head rows come in equal pairs: every logit has a twin, and the lower id must win,
+    whether the twins fall in different LM_HEAD tasks (h200: a row a task; the candidates'
+    merge breaks the tie), in one task (one slot: the task's own scan does) or both (7 slots
+    of 8-9 rows)."""
     ckpt = tmp_path / "ties"
     tiny_models.write_tiny_checkpoint(ckpt, hidden=64, ffn=96, layers=1, heads=4, kv_heads=2,
                                       vocab=60, tied=False, paired_lm_head_rows=True, seed=3)
     pkg = tmp_path / "ties.tpkg"
-    planner_main.build_package(str(ckpt), "h200", str(pkg), 16, progress=False)
+    planner_main.build_package(str(ckpt), target, str(pkg), 16, progress=False,
+                               lm_head_slots=slots)
     session = _tileinfer.CpuSession(str(pkg), threads=2)
     for pos in range(8):
         session.step(pos * 7 % 60, pos, True)

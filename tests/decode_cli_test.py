@@ -134,6 +134,12 @@ def test_ids_beyond_the_tokenizer_but_inside_the_model_have_no_text(tmp_path):
     assert rc == 0, err
     ids = [int(i) for i in out.splitlines()[2].removeprefix("ids: ").split(",")]
     assert any(i >= 120 for i in ids), ids  # the test's premise: a padded id was generated
+    # The text is the tokenizer's decoding of the other ids alone (HF tokenizers, independent
+    # of the runtime's tokenizer): a padded id adds nothing to it.
+    import tokenizers
+    want = tokenizers.Tokenizer.from_str(json.dumps(tok_json)).decode(
+        [i for i in ids if i < 120], skip_special_tokens=False)
+    assert out.splitlines()[1] == "output: " + want, (out, want)
 
 
 def test_threads_that_cannot_start_are_an_error_not_a_hang(package):

@@ -53,6 +53,9 @@ def test_stop_text_and_callback_stop(smol):
     assert r["stopped"] and r["text"].endswith("France")
     r = smol.generate(chat=chat, max_new_tokens=48, on_token=lambda i, p: False)
     assert len(r["tokens"]) == 1
+    assert not r["stopped"]  # "stopped": by an end-of-turn token or the stop text only
+    r = smol.generate(chat=chat, max_new_tokens=3, stop_at_eos=False)
+    assert len(r["tokens"]) == 3 and not r["stopped"]  # the token budget ran out
 
 
 def test_seeded_sampling_is_reproducible(smol):
