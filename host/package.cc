@@ -230,6 +230,10 @@ void Package::Parse(bool verify_checksums) {
                   std::to_string(t.offset) + ") lies outside the weights section of " +
                   std::to_string(weights_bytes_) + " bytes or is misaligned; " + kReplan);
     }
+    if (t.reserved != 0) {
+      throw Error(path_ + ": tensor " + std::to_string(i) + " '" + name + "' has reserved=" +
+                  std::to_string(t.reserved) + " (must be 0); " + kReplan);
+    }
   }
   for (size_t i = 0; i < buffers_.size; ++i) {
     const format::BufferRecord& b = buffers_[i];

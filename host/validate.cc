@@ -493,6 +493,12 @@ void ValidatePlan(const Package& pkg) {
       const bool last = w + 1 == waves.size;
       const O want = w == 0 ? O::EMBED : last ? O::LM_HEAD : per_layer[(w - 1) % kPerLayer];
       const uint32_t layer = (w == 0 || last) ? 0 : static_cast<uint32_t>((w - 1) / kPerLayer);
+      const uint32_t wave_layer = (w == 0 || last) ? format::kNoneId : layer;  // EMBED, LM_HEAD: no layer
+      if (waves[w].layer != wave_layer) {
+        throw Error(where + "wave " + std::to_string(w) + " has layer " + std::to_string(waves[w].layer) +
+                    "; its place makes it " +
+                    (wave_layer == format::kNoneId ? std::string("NONE_ID") : "layer " + std::to_string(layer)));
+      }
       for (uint64_t i = waves[w].first_task; i < waves[w].first_task + waves[w].task_count; ++i) {
         if (tasks[i].opcode != static_cast<uint16_t>(want) || tasks[i].layer != layer) {
           throw Error(where + Describe(i, tasks[i]) + ": wave " + std::to_string(w) + " must hold " +

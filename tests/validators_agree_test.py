@@ -71,6 +71,35 @@ def test_the_unchanged_plan_passes_both(tmp_path, tiny):
     assert verdicts(write_unvalidated(tmp_path, ck, tg, plan)) == (True, True)
 
 
+def _tensor_reserved(plan):
+    plan.tensors[1]["reserved"] = 5
+
+
+def _wave_sync(plan):
+    plan.waves[3]["sync"] = 99
+
+
+def _wave_layer(plan):
+    plan.waves[3]["layer"] = 1  # layer 0's ATTN_OUT wave
+
+
+def _task_reserved(plan):
+    plan.tasks[ffn_tasks(plan)[0]]["reserved1"] = 1
+
+
+def _lm_head_row_left_out(plan):
+    last = max(i for i, t in enumerate(plan.tasks) if t["opcode"] == OP["LM_HEAD"])
+    plan.tasks[last]["row_end"] -= 1
+
+
+@pytest.mark.parametrize("damage", [_tensor_reserved, _wave_sync, _wave_layer, _task_reserved,
+                                    _lm_head_row_left_out])
+def test_rules_a_mutation_audit_found_untested(tmp_path, tiny, damage):
+    ck, tg, plan = tiny
+    damage(plan)
+    assert verdicts(write_unvalidated(tmp_path, ck, tg, plan)) == (False, False)
+
+
 def test_ffn_slot_twice(tmp_path, tiny):
     ck, tg, plan = tiny
     f = ffn_tasks(plan)

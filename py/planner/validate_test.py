@@ -163,6 +163,41 @@ def test_last_wave_must_end_in_a_barrier(plan):
     broken(plan, r"wave \d+ \(last\): must end in a grid barrier")
 
 
+def test_tensor_reserved_and_empty_shapes(plan):
+    p = copy.deepcopy(plan)
+    p.tensors[1]["reserved"] = 5
+    broken(p, r"tensor 1 \('layers.0.attn_norm'\): rows=72 cols=1 must be >= 1, reserved must be 0")
+    p = copy.deepcopy(plan)
+    p.tensors[1]["rows"] = 0
+    broken(p, r"tensor 1 \('layers.0.attn_norm'\): rows=0 cols=1 must be >= 1")
+
+
+def test_wave_sync_and_layer(plan):
+    p = copy.deepcopy(plan)
+    p.waves[3]["sync"] = 99
+    broken(p, r"wave 3: sync=99 is not one of")
+    p = copy.deepcopy(plan)
+    p.waves[3]["layer"] = 1  # wave 3 is layer 0's ATTN_OUT
+    broken(p, r"wave 3: layer=1, expected 0 \(ATTN_OUT wave\)")
+    p = copy.deepcopy(plan)
+    p.waves[0]["layer"] = 0  # EMBED belongs to no layer
+    broken(p, r"wave 0: layer=0, expected NONE_ID \(EMBED wave\)")
+
+
+def test_task_reserved_fields(plan):
+    for field in ("reserved0", "reserved1"):
+        p = copy.deepcopy(plan)
+        p.tasks[first(p, "FFN")][field] = 1
+        broken(p, r"reserved fields must be 0")
+
+
+def test_lm_head_rows_must_cover_the_vocabulary(plan):
+    p = copy.deepcopy(plan)
+    last = max(i for i, t in enumerate(p.tasks) if t["opcode"] == OP["LM_HEAD"])
+    p.tasks[last]["row_end"] -= 1  # the vocabulary's last row in no task
+    broken(p, r"LM_HEAD tasks cover 96 rows, the vocabulary has 97")
+
+
 def test_bad_opcode(plan):
     ti = first(plan, "FFN", nth=1)
     plan.tasks[ti]["opcode"] = 99
