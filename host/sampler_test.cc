@@ -162,6 +162,19 @@ TEST(SamplerTest, TopKOneAndTinyTopPAreGreedy) {
   }
 }
 
+// The top-p set stops at the first key whose cumulative mass reaches the target, also when it
+// reaches it exactly: four equal logits (mass 2^40 each) and top_p 0.5 give the target 2^41,
+// which ids 0 and 1 reach; ids 2 and 3 are never drawn, and both kept ids are.
+TEST(SamplerTest, TopPReachedExactlyKeepsNoMore) {
+  const std::vector<float> equal = {1.0f, 1.0f, 1.0f, 1.0f};
+  int drawn[4] = {0, 0, 0, 0};
+  for (int c = 0; c < 400; ++c) ++drawn[SampleToken(equal, SamplingOptions{1.0f, 0, 0.5f, 3}, c)];
+  EXPECT_GT(drawn[0], 0);
+  EXPECT_GT(drawn[1], 0);
+  EXPECT_EQ(drawn[2], 0);
+  EXPECT_EQ(drawn[3], 0);
+}
+
 // A vocabulary-sized row (as the GPU worker sees) against the definition's probabilities.
 TEST(SamplerTest, LargeVocabularyDistribution) {
   std::vector<float> logits(50000);

@@ -140,6 +140,23 @@ def test_thread_count_does_not_change_bits(tmp_path):
         assert r.tobytes() == results[0].tobytes()
 
 
+def test_a_step_without_logits_skips_the_lm_head(tmp_path):
+    """step(..., logits=False) (a prompt position) does not run LM_HEAD: logits() still holds
+    the last step with logits, bit for bit, and the next step with logits is the reference's."""
+    ckpt, pkg = build(tmp_path, "gqa_9x3_odd_sizes")
+    session = _tileinfer.CpuSession(pkg, threads=2)
+    ref = numpy_llama.NumpyLlama(ckpt.config, ckpt.weights)
+    session.step(5, 0, True)
+    first = session.logits()
+    ref.step(5)
+    for pos, token in ((1, 11), (2, 17)):
+        session.step(token, pos, False)
+        ref.step(token)
+        assert session.logits().tobytes() == first.tobytes(), f"position {pos}: LM_HEAD ran"
+    session.step(23, 3, True)
+    assert rel_error(session.logits(), ref.step(23)) <= TOLERANCE
+
+
 @pytest.mark.parametrize("target, slots", [("h200", None), ("h200", 1), ("rtx3050", 7)])
 def test_ties_select_the_lowest_id(tmp_path, target, slots):
     """lm_head rows come in equal pairs: every logit has a twin, and the lower id must win,
