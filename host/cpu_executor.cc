@@ -9,6 +9,7 @@
 
 #include "host/bf16.h"
 #include "host/error.h"
+#include "host/fixed_point.h"
 #include "host/generate.h"
 
 namespace tileinfer {
@@ -54,9 +55,7 @@ void Rope(float* v, const float* inv_freq, int hd, int pos) {
   }
 }
 
-// FIXED64 (format_spec): units of 2^-32; kFixedPoison marks an element no task wrote.
-constexpr float kFixedScale = 4294967296.0f;  // 2^kFixedFractionBits
-static_assert(format::kFixedFractionBits == 32, "kFixedScale is 2^32");
+// FIXED64 (format_spec; host/fixed_point.h): kFixedPoison marks an element no task wrote.
 constexpr int64_t kFixedPoison = std::numeric_limits<int64_t>::min();
 
 }  // namespace
@@ -160,16 +159,16 @@ void CpuExecutor::RunParallel(size_t first, size_t count) {
 }
 
 int64_t CpuExecutor::Fix(float v) {
-  if (!(std::fabs(v) <= format::kFixedMaxMagnitude)) {  // NaN too
+  if (!FixedHolds(v)) {  // NaN too
     residual_invalid_ = true;
     return 0;
   }
-  return static_cast<int64_t>(std::nearbyint(v * kFixedScale));  // exact product; ties to even
+  return FixedFromFloat(v);
 }
 
 float CpuExecutor::Real(int64_t q) {
   if (q == kFixedPoison) return std::numeric_limits<float>::quiet_NaN();
-  return static_cast<float>(q) * (1.0f / kFixedScale);  // q rounded to the nearest float
+  return FloatFromFixed(q);
 }
 
 void CpuExecutor::Step(int token, int pos, bool logits) {
