@@ -228,5 +228,86 @@ def test_resigned_section_contents(data):
     check_reads(build(sections))
 
 
+# --- refusals the property above cannot see (it accepts a view or a PackageError alike) ---
+
+def read_bytes(data: bytes):
+    """read_package on `data` written to a temporary file (removed after)."""
+    fd, path = tempfile.mkstemp(suffix=".tpkg", dir=os.environ.get("TEST_TMPDIR"))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        return read_package(path)
+    finally:
+        os.unlink(path)
+
+
+def golden_sections():
+    return sections_of(GOLDENS[sorted(GOLDENS)[0]])
+
+
+def test_a_section_twice_is_refused():
+    sections = golden_sections()
+    meta = next(s for s in sections if s[0].rstrip(b"\0") == b"meta")
+    with pytest.raises(PackageError, match=r"section 'meta' appears twice"):
+        read_bytes(build(sections + [meta]))
+
+
+def test_overlapping_sections_are_refused():
+    out = bytearray(build(golden_sections()))
+    count = HDR.unpack_from(out, 0)[3]
+    entries = [list(ENT.unpack_from(out, HDR.size + i * ENT.size)) for i in range(count)]
+    entries.sort(key=lambda e: e[1])
+    first, second = entries[0], entries[1]  # the file's first two sections
+    first[2] = second[1] - first[1] + spec.SECTION_ALIGN  # the first now runs into the second
+    for i in range(count):
+        at = HDR.size + i * ENT.size
+        name = ENT.unpack_from(out, at)[0]
+        ENT.pack_into(out, at, *next(e for e in entries if e[0] == name))
+    resign_table(out)
+    with pytest.raises(PackageError, match=r"sections .* overlap: damaged"):
+        read_bytes(bytes(out))
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("header_bytes", HDR.size + 8, r"header says header_bytes=\d+, section_entry_bytes=\d+"),
+    ("section_entry_bytes", ENT.size - 8, r"header says header_bytes=\d+, section_entry_bytes=\d+"),
+])
+def test_header_sizes_are_checked(field, value, message):
+    out = bytearray(build(golden_sections()))
+    fields = list(HDR.unpack_from(out, 0))
+    fields[HEADER_FIELDS.index(field)] = value
+    HDR.pack_into(out, 0, *fields)
+    with pytest.raises(PackageError, match=message):
+        read_bytes(bytes(out))
+
+
+def test_meta_format_version_must_match_the_header():
+    import json
+    sections = golden_sections()
+    i = next(k for k, s in enumerate(sections) if s[0].rstrip(b"\0") == b"meta")
+    meta = json.loads(sections[i][1])
+    meta["format_version"] = spec.FORMAT_VERSION + 1
+    sections[i] = (sections[i][0], json.dumps(meta).encode())
+    with pytest.raises(PackageError, match=r"meta format_version=\d+ disagrees with the header"):
+        read_bytes(build(sections))
+
+
+@pytest.mark.parametrize("name", ["meta", "tokenizer"])
+def test_a_json_section_must_hold_an_object(name):
+    sections = golden_sections()
+    i = next(k for k, s in enumerate(sections) if s[0].rstrip(b"\0") == name.encode())
+    sections[i] = (sections[i][0], b"[1, 2]")
+    with pytest.raises(PackageError, match=rf"section '{name}' must hold a JSON object"):
+        read_bytes(build(sections))
+
+
+def test_a_record_section_of_a_partial_record_is_refused():
+    sections = golden_sections()
+    i = next(k for k, s in enumerate(sections) if s[0].rstrip(b"\0") == b"tasks")
+    sections[i] = (sections[i][0], sections[i][1] + b"\0")
+    with pytest.raises(PackageError, match=r"section 'tasks' holds \d+ bytes, not a multiple"):
+        read_bytes(build(sections))
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))
