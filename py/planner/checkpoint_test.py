@@ -129,8 +129,17 @@ def test_sharded_index(tmp_path):
 def test_missing_shard_names_the_file(tmp_path):
     write_tiny_checkpoint(tmp_path, **TINY, sharded=True)
     (tmp_path / "model-00002-of-00003.safetensors").unlink()
-    with pytest.raises(CheckpointError, match=r"model-00002-of-00003\.safetensors.*missing"):
+    with pytest.raises(CheckpointError, match=r"model-00002-of-00003\.safetensors: shard named in "
+                       r"model\.safetensors\.index\.json is missing \(it holds \d+ tensors"):
         load_checkpoint(str(tmp_path))
+
+
+def test_an_index_without_a_weight_map(tmp_path):
+    write_tiny_checkpoint(tmp_path, **TINY, sharded=True)
+    for weight_map in ({}, [], None):
+        (tmp_path / "model.safetensors.index.json").write_text(json.dumps({"weight_map": weight_map}))
+        with pytest.raises(CheckpointError, match=r"index\.json: no 'weight_map' object"):
+            load_checkpoint(str(tmp_path))
 
 
 def test_index_names_a_tensor_the_shard_lacks(tmp_path):
@@ -199,8 +208,16 @@ def test_a_config_error_names_the_file_once(tmp_path):
     assert str(e.value) == f"{tmp_path / 'config.json'}: hidden_act='gelu'; only 'silu' (SwiGLU) is supported"
 
 
+def test_config_json_must_hold_an_object(tmp_path):
+    write_tiny_checkpoint(tmp_path, **TINY)
+    (tmp_path / "config.json").write_text("[1, 2]")
+    with pytest.raises(CheckpointError, match=r"config\.json: expected a JSON object, got list"):
+        load_checkpoint(str(tmp_path))
+
+
 def test_missing_config_and_weights(tmp_path):
-    with pytest.raises(CheckpointError, match="config.json"):
+    with pytest.raises(CheckpointError,
+                       match=r"config\.json: not found; an HF checkpoint directory needs it"):
         load_checkpoint(str(tmp_path))
     write_tiny_checkpoint(tmp_path, **TINY)
     (tmp_path / "model.safetensors").unlink()

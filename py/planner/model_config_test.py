@@ -112,7 +112,10 @@ def test_smollm2_defaults():
     ({"type": "dynamic", "factor": 2.0}, "dynamic"),
     ({"rope_type": "longrope", "factor": 2.0}, "longrope"),
     ({"rope_type": "frobnicate"}, "frobnicate"),
-    ({"factor": 8.0}, "rope_type"),
+    ({"factor": 8.0}, "has neither 'rope_type' nor 'type'"),
+    ([8.0], r"rope_scaling=\[8.0\] must be an object or null"),
+    ({"rope_type": "llama3", "factor": -8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+      "original_max_position_embeddings": 8192}, r"rope_scaling factor=-8.0 must be a positive number"),
     ({"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
       "high_freq_factor": 4.0}, "original_max_position_embeddings"),
     ({"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 4.0, "high_freq_factor": 4.0,
@@ -140,10 +143,22 @@ def test_unsupported_rope_scaling(rope, needle):
     ({"num_attention_heads": 0}, r"num_attention_heads=0 must be a positive integer"),
     ({"rms_norm_eps": 1e-50}, r"rms_norm_eps=1e-50 must be a positive number that float32 holds"),
     ({"rms_norm_eps": 1e39}, r"rms_norm_eps=1e\+39 must be a positive number that float32 holds"),
+    ({"intermediate_size": 0}, r"intermediate_size=0 must be a positive int"),
+    ({"rope_theta": 1.0}, r"rope_theta=1.0 must be a number > 1"),
+    ({"rope_theta": float("inf")}, r"rope_theta=inf must be a number > 1"),
+    ({"num_hidden_layers": 2.0}, r"num_layers=2.0 must be a positive int"),
+    ({"head_dim": ..., "hidden_size": 2050}, r"hidden_size=2050 is not divisible by "
+                                             r"num_attention_heads=32 and head_dim is absent"),
+    ({"bos_token_id": [1, 2]}, r"bos_token_id=\[1, 2\] must be a single id"),
 ])
 def test_config_errors(changes, needle):
     with pytest.raises(ConfigError, match=needle):
         LlamaConfig.from_hf(with_changes(LLAMA_32_1B, **changes))
+
+
+def test_config_must_be_an_object():
+    with pytest.raises(ConfigError, match=r"config.json must hold a JSON object, got list"):
+        LlamaConfig.from_hf([LLAMA_32_1B])
 
 
 def test_model_type_only_is_accepted():
