@@ -118,10 +118,55 @@ def break_lstrip(tok):
     tok["added_tokens"][1]["lstrip"] = True
 
 
+def break_subword_prefix(tok):
+    tok["model"]["continuing_subword_prefix"] = "##"
+
+
+def break_prefix_space(tok):
+    tok["pre_tokenizer"]["add_prefix_space"] = True
+
+
+def break_split(tok):
+    tok["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": " "}, "behavior": "Removed", "invert": False},
+        tok["pre_tokenizer"]]}
+
+
+def break_whitespace_step(tok):
+    tok["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "Whitespace"}, tok["pre_tokenizer"]]}
+
+
+def break_no_byte_level(tok):
+    tok["pre_tokenizer"] = {"type": "Digits", "individual_digits": True}
+
+
+def break_template_ids(tok):
+    tok["post_processor"] = {"type": "TemplateProcessing",
+                             "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+                                        {"Sequence": {"id": "A", "type_id": 0}}],
+                             "special_tokens": {"<s>": {"id": "<s>", "ids": [1, 2]}}}
+
+
+def break_template_suffix(tok):
+    tok["post_processor"] = {"type": "TemplateProcessing",
+                             "single": [{"Sequence": {"id": "A", "type_id": 0}},
+                                        {"SpecialToken": {"id": "</s>", "type_id": 0}}],
+                             "special_tokens": {"</s>": {"id": "</s>", "ids": [2]}}}
+
+
 @pytest.mark.parametrize("breaker, needle", [
     (break_model_type, "Unigram"), (break_byte_fallback, "byte_fallback"),
-    (break_metaspace, "Metaspace"), (break_normalizer, "NFC"), (break_gap, "dense"),
-    (break_duplicate_id, "id 5"), (break_merge, "abc"), (break_lstrip, "lstrip"),
+    (break_metaspace, "pre-tokenizer 'Metaspace' is not supported"), (break_normalizer, "NFC"),
+    (break_gap, "dense"), (break_duplicate_id, "id 5"), (break_merge, "abc"),
+    (break_lstrip, "lstrip"),
+    (break_subword_prefix, r"model.continuing_subword_prefix='##' is not supported"),
+    (break_prefix_space, "ByteLevel add_prefix_space=true is not supported"),
+    (break_split, r"Split pre-tokenizer .* is not supported \(only Regex patterns"),
+    (break_whitespace_step, "pre-tokenizer 'Whitespace' is not supported"),
+    (break_no_byte_level, "no ByteLevel pre-tokenizer"),
+    (break_template_ids, r"post_processor special token '<s>' has ids \[1, 2\]"),
+    (break_template_suffix, "adds tokens after the text; not supported"),
 ])
 def test_unsupported_or_broken_tokenizers(tmp_path, breaker, needle):
     tok, cfg = tiny_models.tiny_tokenizer(300)
@@ -129,6 +174,21 @@ def test_unsupported_or_broken_tokenizers(tmp_path, breaker, needle):
     breaker(tok)
     with pytest.raises(TokenizerError, match=needle):
         TokenizerSpec.from_hf_dir(write(tmp_path, tok, cfg))
+
+
+def test_bos_and_eos_errors(tmp_path):
+    tok, cfg = llama3_style()  # its template prepends id 1
+    write(tmp_path, tok, {**cfg, "bos_token": "<|endoftext|>"})  # id 0
+    with pytest.raises(TokenizerError, match="post_processor prepends id 1 but bos_token is id 0"):
+        TokenizerSpec.from_hf_dir(tmp_path)
+    tok, cfg = tiny_models.tiny_tokenizer(300)
+    cfg = {k: v for k, v in cfg.items() if k != "bos_token"}
+    write(tmp_path, tok, {**cfg, "add_bos_token": True})
+    with pytest.raises(TokenizerError, match="add_bos is set but no bos_token is defined"):
+        TokenizerSpec.from_hf_dir(tmp_path)
+    write(tmp_path, *tiny_models.tiny_tokenizer(300))
+    with pytest.raises(TokenizerError, match=r"EOS id 999 is not a token id \(tokenizer has 300"):
+        TokenizerSpec.from_hf_dir(tmp_path, config(vocab=1000, eos=(999,)))
 
 
 def test_token_config_errors(tmp_path):
