@@ -50,6 +50,27 @@ def test_content_dependent_template_is_refused():
         chat_template.derive(tricky, None, None)
 
 
+@pytest.mark.parametrize("template, needle", [
+    ("{% for m in messages %}{{ m['content'] + m['content'] }}{% endfor %}",
+     "does not place the system content exactly once"),
+    ("{% for m in messages %}{{ m['role'] + ':' + m['content'] }}{% if loop.last %}END"
+     "{% else %}|{% endif %}{% endfor %}",
+     "the system message's suffix changes when a user message follows"),
+    ("{% for m in messages %}{{ m['role'] + ':' + m['content'] }}{% if m['role'] == 'system' %};"
+     "{% elif loop.last %}END{% else %}|{% endif %}{% endfor %}",
+     "the user message's suffix changes when an assistant message follows"),
+    ("{% for m in messages %}{% if loop.first %}{{ m['role'] | upper }}{% else %}{{ m['role'] }}"
+     "{% endif %}:{{ m['content'] }};{% endfor %}",
+     "the user prefix differs when the chat starts with it"),
+    ("{% if add_generation_prompt %}GEN{% endif %}{% for m in messages %}"
+     "{{ m['role'] + ':' + m['content'] + ';' }}{% endfor %}",
+     "add_generation_prompt changes more than the chat's end"),
+])
+def test_templates_that_do_not_reduce_are_refused_at_the_first_difference(template, needle):
+    with pytest.raises(chat_template.ChatTemplateError, match=needle):
+        chat_template.derive(template, None, None)
+
+
 def test_broken_template_is_refused():
     with pytest.raises(chat_template.ChatTemplateError, match="does not parse"):
         chat_template.derive("{% for m in messages %}", None, None)
