@@ -198,6 +198,96 @@ def test_lm_head_rows_must_cover_the_vocabulary(plan):
     broken(p, r"LM_HEAD tasks cover 96 rows, the vocabulary has 97")
 
 
+def test_table_and_meta_consistency(plan):
+    p = copy.deepcopy(plan)
+    p.tensors[1]["dtype"] = spec.DTYPES["CANDIDATE"]
+    broken(p, r"tensor 1 .*: dtype \d+ is not BF16 or F32")
+    p = copy.deepcopy(plan)
+    p.buffers[1]["elements"] = 0
+    broken(p, r"buffer 1 .*: kind \d+, dtype \d+, elements 0: invalid")
+    p = copy.deepcopy(plan)
+    del p.params["lm_head_slots"]
+    broken(p, r"meta\['plan'\] is missing \['lm_head_slots'\]")
+    p = copy.deepcopy(plan)
+    p.params["buffers"] = {**p.params["buffers"], "x1": p.params["buffers"]["x0"]}
+    broken(p, r"meta\['plan'\]\['buffers'\]\['x1'\]=\d+ is not the buffer named 'x1'")
+    p = copy.deepcopy(plan)
+    p.params["buffers"] = {k: v for k, v in p.params["buffers"].items() if k != "logits"}
+    broken(p, r"meta\['plan'\]\['buffers'\] has no 'logits'")
+    p = copy.deepcopy(plan)
+    p.params["tensors"] = {k: v for k, v in p.params["tensors"].items() if k != "rope_inv_freq"}
+    broken(p, r"meta\['plan'\]\['tensors'\] has no 'rope_inv_freq'")
+    p = copy.deepcopy(plan)
+    p.params["tensors"] = {**p.params["tensors"], "embed": 1}
+    broken(p, r"meta\['plan'\]\['tensors'\]\['embed'\]=1 is not the tensor named 'embed'")
+    p = copy.deepcopy(plan)
+    p.buffers[p.params["buffers"]["cand"]]["elements"] += 1
+    broken(p, r"cand holds \d+ slots, meta lm_head_slots = \d+")
+
+
+@pytest.mark.parametrize("key", ["max_context", "attention_chunks", "attention_min_chunk",
+                                 "ffn_parts", "lm_head_slots"])
+def test_meta_counts_must_be_positive_ints(plan, key):
+    for bad in (0, 2.0):
+        p = copy.deepcopy(plan)
+        p.params[key] = bad
+        broken(p, rf"meta\['plan'\]\['{key}'\]={bad!r} must be a positive int")
+
+
+def test_a_package_meta_without_its_objects(tmp_path):
+    import pathlib
+    from planner import package as package_lib
+    golden = sorted((pathlib.Path(__file__).parents[2] / "tests" / "golden").glob("*.tpkg"))
+    assert golden, "no golden packages"
+    for key in ("model", "plan", "target"):
+        view = package_lib.read_package(str(golden[0]))
+        view.meta[key] = [1]
+        broken(view, rf"meta\['{key}'\] is missing or not an object")
+
+
+def test_wave_and_task_tables(plan):
+    p = copy.deepcopy(plan)
+    p.waves.append(dict(p.waves[-1]))
+    p.params["waves"] += 1
+    broken(p, r"\d+ waves; a plan of 2 layers has 4\*2\+2 = 10")
+    p = copy.deepcopy(plan)
+    p.waves[-1]["task_count"] += 1
+    broken(p, r"wave 9: tasks \[\d+, \d+\) run past the \d+ tasks")
+    p = copy.deepcopy(plan)
+    p.tasks.append(dict(p.tasks[-1]))
+    p.params["tasks"] += 1
+    broken(p, r"waves cover \d+ tasks, the table holds \d+")
+    p = copy.deepcopy(plan)
+    p.tasks[first(p, "FFN")]["layer"] = 1
+    broken(p, r"layer 1 in a wave of layer 0")
+
+
+def test_attention_task_fields(plan):
+    a = first(plan, "ATTENTION")
+    p = copy.deepcopy(plan)
+    p.tasks[a]["param2"] += 1
+    broken(p, r"n_chunks=2 min_chunk=5, meta says 2 / 4")
+    p = copy.deepcopy(plan)
+    p.tasks[a]["param0"] = 3  # 3 K/V heads: 0..2
+    broken(p, r"kv_head=3 chunk=\d+ must be < 3 heads / 2 chunks")
+    p = copy.deepcopy(plan)
+    wave = p.tasks[a]["wave"]
+    last = max(i for i, t in enumerate(p.tasks) if t["wave"] == wave)
+    del p.tasks[last]  # one (K/V head, chunk) fewer
+    for w in p.waves:
+        if w["first_task"] > last:
+            w["first_task"] -= 1
+    p.waves[wave]["task_count"] -= 1
+    p.params["tasks"] -= 1
+    broken(p, rf"wave {wave}: 5 attention tasks, need every kv head x chunk = 3 x 2")
+
+
+def test_positions_outside_the_cache():
+    p = plan_lib.make_plan(known_configs.tiny(), small_target(6), max_context=40)
+    with pytest.raises(ValueError, match=r"position 40 outside \[0, max_context=40\)"):
+        validate.validate_plan(p, positions=[40])
+
+
 def test_bad_opcode(plan):
     ti = first(plan, "FFN", nth=1)
     plan.tasks[ti]["opcode"] = 99
