@@ -281,6 +281,30 @@ def test_header_sizes_are_checked(field, value, message):
         read_bytes(bytes(out))
 
 
+def test_a_section_table_that_does_not_fit_is_refused():
+    out = bytearray(build(golden_sections()))
+    fields = list(HDR.unpack_from(out, 0))
+    fields[HEADER_FIELDS.index("section_count")] = 1025
+    HDR.pack_into(out, 0, *fields)
+    with pytest.raises(PackageError, match=r"section table of 1025 entries does not fit"):
+        read_bytes(bytes(out))
+
+
+@pytest.mark.parametrize("edit", ["misaligned", "past the end"])
+def test_a_section_outside_the_file_or_misaligned_is_refused(edit):
+    out = bytearray(build(golden_sections()))
+    name, off, n, sha = ENT.unpack_from(out, HDR.size)
+    if edit == "misaligned":
+        off += 8
+    else:
+        n = len(out) - off + 1
+    ENT.pack_into(out, HDR.size, name, off, n, sha)
+    resign_table(out)
+    with pytest.raises(PackageError, match=r"section '\w+' at \[\d+, \d+\) is misaligned or "
+                                           r"outside the file"):
+        read_bytes(bytes(out))
+
+
 def test_meta_format_version_must_match_the_header():
     import json
     sections = golden_sections()
