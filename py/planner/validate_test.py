@@ -163,75 +163,66 @@ def test_last_wave_must_end_in_a_barrier(plan):
     broken(plan, r"wave \d+ \(last\): must end in a grid barrier")
 
 
+def refused(plan, edit, match):
+    """broken() on a copy of `plan` that edit(copy) changed; returns the message."""
+    p = copy.deepcopy(plan)
+    edit(p)
+    return broken(p, match)
+
+
 def test_tensor_reserved_and_empty_shapes(plan):
-    p = copy.deepcopy(plan)
-    p.tensors[1]["reserved"] = 5
-    broken(p, r"tensor 1 \('layers.0.attn_norm'\): rows=72 cols=1 must be >= 1, reserved must be 0")
-    p = copy.deepcopy(plan)
-    p.tensors[1]["rows"] = 0
-    broken(p, r"tensor 1 \('layers.0.attn_norm'\): rows=0 cols=1 must be >= 1")
+    refused(plan, lambda p: p.tensors[1].update(reserved=5),
+            r"tensor 1 \('layers.0.attn_norm'\): rows=72 cols=1 must be >= 1, reserved must be 0")
+    refused(plan, lambda p: p.tensors[1].update(rows=0),
+            r"tensor 1 \('layers.0.attn_norm'\): rows=0 cols=1 must be >= 1")
 
 
 def test_wave_sync_and_layer(plan):
-    p = copy.deepcopy(plan)
-    p.waves[3]["sync"] = 99
-    broken(p, r"wave 3: sync=99 is not one of")
-    p = copy.deepcopy(plan)
-    p.waves[3]["layer"] = 1  # wave 3 is layer 0's ATTN_OUT
-    broken(p, r"wave 3: layer=1, expected 0 \(ATTN_OUT wave\)")
-    p = copy.deepcopy(plan)
-    p.waves[0]["layer"] = 0  # EMBED belongs to no layer
-    broken(p, r"wave 0: layer=0, expected NONE_ID \(EMBED wave\)")
+    refused(plan, lambda p: p.waves[3].update(sync=99), r"wave 3: sync=99 is not one of")
+    refused(plan, lambda p: p.waves[3].update(layer=1),  # wave 3 is layer 0's ATTN_OUT
+            r"wave 3: layer=1, expected 0 \(ATTN_OUT wave\)")
+    refused(plan, lambda p: p.waves[0].update(layer=0),  # EMBED belongs to no layer
+            r"wave 0: layer=0, expected NONE_ID \(EMBED wave\)")
 
 
 def test_task_reserved_fields(plan):
     for field in ("reserved0", "reserved1"):
-        p = copy.deepcopy(plan)
-        p.tasks[first(p, "FFN")][field] = 1
-        broken(p, r"reserved fields must be 0")
+        refused(plan, lambda p: p.tasks[first(p, "FFN")].update({field: 1}),
+                r"reserved fields must be 0")
 
 
 def test_lm_head_rows_must_cover_the_vocabulary(plan):
-    p = copy.deepcopy(plan)
-    last = max(i for i, t in enumerate(p.tasks) if t["opcode"] == OP["LM_HEAD"])
-    p.tasks[last]["row_end"] -= 1  # the vocabulary's last row in no task
-    broken(p, r"LM_HEAD tasks cover 96 rows, the vocabulary has 97")
+    last = max(i for i, t in enumerate(plan.tasks) if t["opcode"] == OP["LM_HEAD"])
+    refused(plan, lambda p: p.tasks[last].update(row_end=p.tasks[last]["row_end"] - 1),
+            r"LM_HEAD tasks cover 96 rows, the vocabulary has 97")  # the last row in no task
 
 
 def test_table_and_meta_consistency(plan):
-    p = copy.deepcopy(plan)
-    p.tensors[1]["dtype"] = spec.DTYPES["CANDIDATE"]
-    broken(p, r"tensor 1 .*: dtype \d+ is not BF16 or F32")
-    p = copy.deepcopy(plan)
-    p.buffers[1]["elements"] = 0
-    broken(p, r"buffer 1 .*: kind \d+, dtype \d+, elements 0: invalid")
-    p = copy.deepcopy(plan)
-    del p.params["lm_head_slots"]
-    broken(p, r"meta\['plan'\] is missing \['lm_head_slots'\]")
-    p = copy.deepcopy(plan)
-    p.params["buffers"] = {**p.params["buffers"], "x1": p.params["buffers"]["x0"]}
-    broken(p, r"meta\['plan'\]\['buffers'\]\['x1'\]=\d+ is not the buffer named 'x1'")
-    p = copy.deepcopy(plan)
-    p.params["buffers"] = {k: v for k, v in p.params["buffers"].items() if k != "logits"}
-    broken(p, r"meta\['plan'\]\['buffers'\] has no 'logits'")
-    p = copy.deepcopy(plan)
-    p.params["tensors"] = {k: v for k, v in p.params["tensors"].items() if k != "rope_inv_freq"}
-    broken(p, r"meta\['plan'\]\['tensors'\] has no 'rope_inv_freq'")
-    p = copy.deepcopy(plan)
-    p.params["tensors"] = {**p.params["tensors"], "embed": 1}
-    broken(p, r"meta\['plan'\]\['tensors'\]\['embed'\]=1 is not the tensor named 'embed'")
-    p = copy.deepcopy(plan)
-    p.buffers[p.params["buffers"]["cand"]]["elements"] += 1
-    broken(p, r"cand holds \d+ slots, meta lm_head_slots = \d+")
+    refused(plan, lambda p: p.tensors[1].update(dtype=spec.DTYPES["CANDIDATE"]),
+            r"tensor 1 .*: dtype \d+ is not BF16 or F32")
+    refused(plan, lambda p: p.buffers[1].update(elements=0),
+            r"buffer 1 .*: kind \d+, dtype \d+, elements 0: invalid")
+    refused(plan, lambda p: p.params.pop("lm_head_slots"),
+            r"meta\['plan'\] is missing \['lm_head_slots'\]")
+    refused(plan, lambda p: p.params.update(buffers={**p.params["buffers"],
+                                                     "x1": p.params["buffers"]["x0"]}),
+            r"meta\['plan'\]\['buffers'\]\['x1'\]=\d+ is not the buffer named 'x1'")
+    refused(plan, lambda p: p.params["buffers"].pop("logits"),
+            r"meta\['plan'\]\['buffers'\] has no 'logits'")
+    refused(plan, lambda p: p.params["tensors"].pop("rope_inv_freq"),
+            r"meta\['plan'\]\['tensors'\] has no 'rope_inv_freq'")
+    refused(plan, lambda p: p.params["tensors"].update(embed=1),
+            r"meta\['plan'\]\['tensors'\]\['embed'\]=1 is not the tensor named 'embed'")
+    refused(plan, lambda p: p.buffers[p.params["buffers"]["cand"]].update(elements=7),
+            r"cand holds 7 slots, meta lm_head_slots = 6")
 
 
 @pytest.mark.parametrize("key", ["max_context", "attention_chunks", "attention_min_chunk",
                                  "ffn_parts", "lm_head_slots"])
 def test_meta_counts_must_be_positive_ints(plan, key):
     for bad in (0, 2.0):
-        p = copy.deepcopy(plan)
-        p.params[key] = bad
-        broken(p, rf"meta\['plan'\]\['{key}'\]={bad!r} must be a positive int")
+        refused(plan, lambda p: p.params.update({key: bad}),
+                rf"meta\['plan'\]\['{key}'\]={bad!r} must be a positive int")
 
 
 def test_a_package_meta_without_its_objects(tmp_path):
@@ -245,41 +236,42 @@ def test_a_package_meta_without_its_objects(tmp_path):
         broken(view, rf"meta\['{key}'\] is missing or not an object")
 
 
-def test_wave_and_task_tables(plan):
-    p = copy.deepcopy(plan)
+def _one_more_wave(p):
     p.waves.append(dict(p.waves[-1]))
     p.params["waves"] += 1
-    broken(p, r"\d+ waves; a plan of 2 layers has 4\*2\+2 = 10")
-    p = copy.deepcopy(plan)
-    p.waves[-1]["task_count"] += 1
-    broken(p, r"wave 9: tasks \[\d+, \d+\) run past the \d+ tasks")
-    p = copy.deepcopy(plan)
+
+
+def _one_more_task(p):
     p.tasks.append(dict(p.tasks[-1]))
     p.params["tasks"] += 1
-    broken(p, r"waves cover \d+ tasks, the table holds \d+")
-    p = copy.deepcopy(plan)
-    p.tasks[first(p, "FFN")]["layer"] = 1
-    broken(p, r"layer 1 in a wave of layer 0")
+
+
+def _one_attention_task_fewer(p):
+    wave = p.tasks[first(p, "ATTENTION")]["wave"]
+    last = p.waves[wave]["first_task"] + p.waves[wave]["task_count"] - 1
+    del p.tasks[last]
+    for w in p.waves[wave + 1:]:
+        w["first_task"] -= 1
+    p.waves[wave]["task_count"] -= 1
+    p.params["tasks"] -= 1
+
+
+def test_wave_and_task_tables(plan):
+    refused(plan, _one_more_wave, r"\d+ waves; a plan of 2 layers has 4\*2\+2 = 10")
+    refused(plan, lambda p: p.waves[-1].update(task_count=p.waves[-1]["task_count"] + 1),
+            r"wave 9: tasks \[\d+, \d+\) run past the \d+ tasks")
+    refused(plan, _one_more_task, r"waves cover \d+ tasks, the table holds \d+")
+    refused(plan, lambda p: p.tasks[first(p, "FFN")].update(layer=1), r"layer 1 in a wave of layer 0")
 
 
 def test_attention_task_fields(plan):
     a = first(plan, "ATTENTION")
-    p = copy.deepcopy(plan)
-    p.tasks[a]["param2"] += 1
-    broken(p, r"n_chunks=2 min_chunk=5, meta says 2 / 4")
-    p = copy.deepcopy(plan)
-    p.tasks[a]["param0"] = 3  # 3 K/V heads: 0..2
-    broken(p, r"kv_head=3 chunk=\d+ must be < 3 heads / 2 chunks")
-    p = copy.deepcopy(plan)
-    wave = p.tasks[a]["wave"]
-    last = max(i for i, t in enumerate(p.tasks) if t["wave"] == wave)
-    del p.tasks[last]  # one (K/V head, chunk) fewer
-    for w in p.waves:
-        if w["first_task"] > last:
-            w["first_task"] -= 1
-    p.waves[wave]["task_count"] -= 1
-    p.params["tasks"] -= 1
-    broken(p, rf"wave {wave}: 5 attention tasks, need every kv head x chunk = 3 x 2")
+    refused(plan, lambda p: p.tasks[a].update(param2=p.tasks[a]["param2"] + 1),
+            r"n_chunks=2 min_chunk=5, meta says 2 / 4")
+    refused(plan, lambda p: p.tasks[a].update(param0=3),  # 3 K/V heads: 0..2
+            r"kv_head=3 chunk=\d+ must be < 3 heads / 2 chunks")
+    refused(plan, _one_attention_task_fewer,
+            rf"wave {plan.tasks[a]['wave']}: 5 attention tasks, need every kv head x chunk = 3 x 2")
 
 
 def test_positions_outside_the_cache():
