@@ -92,8 +92,67 @@ def _lm_head_row_left_out(plan):
     plan.tasks[last]["row_end"] -= 1
 
 
-@pytest.mark.parametrize("damage", [_tensor_reserved, _wave_sync, _wave_layer, _task_reserved,
-                                    _lm_head_row_left_out])
+def _nth(plan, opcode, layer=0, nth=0):
+    return [i for i, t in enumerate(plan.tasks)
+            if t["opcode"] == OP[opcode] and t["layer"] == layer][nth]
+
+
+def _set(opcode, fields, nth=0, layer=0):
+    """A damage that sets `fields` (a dict) of the nth `opcode` task of `layer`."""
+    def damage(plan):
+        plan.tasks[_nth(plan, opcode, layer, nth)].update(fields)
+    damage.__name__ = f"{opcode}_{'_'.join(fields)}"
+    return damage
+
+
+def _wo_as_qkv(plan):  # a weight of the wrong shape: Wo (72, 72) where QKV needs (120, 72)
+    plan.tasks[_nth(plan, "RMSNORM_GEMV")]["weight"] = plan.tensor_id("layers.0.wo")
+
+
+def _rope_as_weight(plan):  # an F32 table where a BF16 matrix belongs
+    plan.tasks[_nth(plan, "ATTN_OUT")]["weight"] = plan.tensor_id("rope_inv_freq")
+
+
+def _buffer_id_past_the_table(plan):
+    plan.tasks[_nth(plan, "ATTN_OUT")]["out_buf"] = len(plan.buffers)
+
+
+def _attn_out_row_left_out(plan):
+    plan.tasks[_nth(plan, "ATTN_OUT", layer=1, nth=5)]["row_end"] -= 1
+
+
+def _ffn_rows_twice(plan):
+    plan.tasks[_nth(plan, "FFN", layer=1, nth=3)]["row_begin"] -= 1
+
+
+def _one_more_wave(plan):
+    plan.waves.append(dict(plan.waves[-1]))
+    plan.params["waves"] += 1
+
+
+def _one_more_task(plan):
+    plan.tasks.append(dict(plan.tasks[-1]))
+    plan.params["tasks"] += 1
+
+
+def _lm_head_slot_twice(plan):
+    lm = [i for i, t in enumerate(plan.tasks) if t["opcode"] == OP["LM_HEAD"]]
+    plan.tasks[lm[1]]["slot"] = plan.tasks[lm[0]]["slot"]
+
+
+@pytest.mark.parametrize("damage", [
+    _tensor_reserved, _wave_sync, _wave_layer, _task_reserved, _lm_head_row_left_out,
+    _wo_as_qkv, _rope_as_weight, _buffer_id_past_the_table, _attn_out_row_left_out,
+    _ffn_rows_twice, _one_more_wave, _one_more_task, _lm_head_slot_twice,
+    _set("ATTENTION", {"param0": 3}),          # K/V head 3 of 3
+    _set("ATTENTION", {"slot": 2}),            # chunk 2 of 2
+    _set("ATTENTION", {"param1": 3}),          # n_chunks against meta's 2
+    _set("ATTENTION", {"param2": 5}),          # min_chunk against meta's 4
+    _set("ATTN_OUT", {"param1": 3}),           # merges 3 chunks, meta 2
+    _set("FFN", {"slot": 6}),                  # 6 FFN parts: 0..5
+    _set("LM_HEAD", {"slot": 6}),     # 6 slots: 0..5
+    _set("FFN", {"layer": 5}, layer=1),  # a layer the model lacks
+], ids=lambda d: d.__name__)
 def test_rules_a_mutation_audit_found_untested(tmp_path, tiny, damage):
     ck, tg, plan = tiny
     damage(plan)
