@@ -169,12 +169,7 @@ Status Engine::CheckOptions(const Request& request) {
 
 Status Engine::Decode(const std::vector<int>& ids, std::string* text) const {
   return Guard([&] {
-    for (int id : ids) {
-      if (id < 0 || id >= impl_->pkg->model().vocab) {
-        throw tileinfer::Error("token id " + std::to_string(id) + " is outside the model's vocabulary (0.." +
-                               std::to_string(impl_->pkg->model().vocab - 1) + ")");
-      }
-    }
+    for (int id : ids) CheckTokenId(*impl_->pkg, id, "token id");
     *text = TextOf(*impl_->tokenizer, ids);
   });
 }

@@ -41,11 +41,15 @@ Error NonFiniteLogitError(int pos) {
                "its weights)");
 }
 
-void CheckStep(const Package& pkg, int token, int pos) {
-  if (token < 0 || token >= pkg.model().vocab) {
-    throw Error("token id " + std::to_string(token) + " is outside the vocabulary (0.." +
+void CheckTokenId(const Package& pkg, int id, const std::string& what) {
+  if (id < 0 || id >= pkg.model().vocab) {
+    throw Error(what + " " + std::to_string(id) + " is outside the vocabulary (0.." +
                 std::to_string(pkg.model().vocab - 1) + ")");
   }
+}
+
+void CheckStep(const Package& pkg, int token, int pos) {
+  CheckTokenId(pkg, token, "token id");
   if (pos < 0) throw Error("position " + std::to_string(pos) + " is negative: positions count from 0");
   if (pos >= pkg.plan().max_context) {
     throw Error("position " + std::to_string(pos) + " is beyond the package's max context " +
@@ -61,12 +65,7 @@ void CheckGenerateOptions(const GenerateOptions& options) {
 void CheckGenerateRequest(const Package& pkg, const std::vector<int>& prompt, const GenerateOptions& options) {
   const int max_context = pkg.plan().max_context;
   if (prompt.empty()) throw Error("the prompt is empty: give at least one token id (e.g. BOS)");
-  for (int id : prompt) {
-    if (id < 0 || id >= pkg.model().vocab) {
-      throw Error("prompt token id " + std::to_string(id) + " is outside the vocabulary (0.." +
-                  std::to_string(pkg.model().vocab - 1) + ")");
-    }
-  }
+  for (int id : prompt) CheckTokenId(pkg, id, "prompt token id");
   CheckGenerateOptions(options);
   if (static_cast<int64_t>(prompt.size()) + options.max_new_tokens > max_context) {
     throw Error("prompt (" + std::to_string(prompt.size()) + " tokens) + max_new_tokens (" +

@@ -25,6 +25,10 @@ std::vector<int> ParseIntList(const std::string& text, const std::string& what);
 // The error of a request stopped by a non-finite logit at position `pos`.
 Error NonFiniteLogitError(int pos);
 
+// Throws Error "<what> <id> is outside the vocabulary (0..V-1)" for an id outside the
+// package model's vocabulary (what: e.g. "token id", "prompt token id").
+void CheckTokenId(const Package& pkg, int id, const std::string& what);
+
 // The checks of Executor::Step (and the GPU's forced windows): throws Error when `token` is
 // outside the vocabulary or `pos` outside [0, max context).
 void CheckStep(const Package& pkg, int token, int pos);
