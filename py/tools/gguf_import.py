@@ -472,9 +472,9 @@ def import_gguf(gguf_path: str | os.PathLike, out_dir: str | os.PathLike,
                                       f"{shape})")
             try:
                 w = _dequantize(t)
-            except (ValueError, IndexError, OverflowError) as e:  # GGUFImportError is one too
-                if isinstance(e, GGUFImportError):
-                    raise
+            except GGUFImportError:  # a ValueError too: says what is wrong already
+                raise
+            except (ValueError, IndexError, OverflowError) as e:
                 raise _damaged(gguf_path, e, f"tensor {t.name}") from e
             if w.shape != shape:
                 raise GGUFImportError(f"{gguf_path}: tensor {t.name} has shape {w.shape} (HF "

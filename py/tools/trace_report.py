@@ -194,11 +194,13 @@ def gap_by_kind(rows):
     return out
 
 
-def gap_by_cause(rows, split):
+def gap_by_cause(rows, split, kinds=None):
     """The token's split (analyse's) with "GEMV below the roofline" cut into GAP_CAUSES
     (gap_by_kind's parts summed over the weight waves); the parts sum to the token as the
-    split does. None when gap_by_kind is None."""
-    kinds = gap_by_kind(rows)
+    split does. `kinds`: gap_by_kind(rows) when the caller has it. None when gap_by_kind is
+    None."""
+    if kinds is None:
+        kinds = gap_by_kind(rows)
     if kinds is None:
         return None
     out = collections.OrderedDict()
@@ -212,9 +214,10 @@ def gap_by_cause(rows, split):
 
 def gap_report(rows, split):
     """gap_by_cause as a line and gap_by_kind as a table (text), or None without phases."""
-    gap, kinds = gap_by_cause(rows, split), gap_by_kind(rows)
-    if gap is None:
+    kinds = gap_by_kind(rows)
+    if kinds is None:
         return None
+    gap = gap_by_cause(rows, split, kinds)
     out = [split_line("token by cause (each weight wave's slowest worker)", gap),
            f"{'weight wave kind':20s} {'waves':>5s} {'ideal us':>9s} {'delays us':>10s} "
            f"{'norm/merge us':>13s} {'rows below roofline us':>22s}"]
