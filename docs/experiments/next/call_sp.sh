@@ -20,7 +20,8 @@ case "$MODEL" in
     timeout 60 compute-sanitizer --tool memcheck .gpu/bin/floor --mode=reduce --reduce_adders=64 --reps=1 \
       > "$OUT/floor_reduce_memcheck.txt" 2>&1
     echo "floor reduce memcheck rc=$?: $(grep -E 'ERROR SUMMARY' "$OUT/floor_reduce_memcheck.txt" | tail -1)"
-    variants=(f96:--ffn_parts=96 f64:--ffn_parts=64 q60:--qkv_parts=60 a36:--attn_out_parts=36) ;;
+    variants=(f96:--ffn_parts=96 w96:--workers=96,--ffn_parts=96 f64:--ffn_parts=64 q60:--qkv_parts=60
+              a36:--attn_out_parts=36) ;;
   llama1b_shape)
     variants=(q96:--qkv_parts=96 a64:--attn_out_parts=64 l64:--lm_head_slots=64) ;;
   *) echo "call_sp: unknown model $MODEL" >&2; exit 2 ;;
