@@ -25,6 +25,9 @@ SHAPES = {
     "mha_4x4_untied": (64, 96, 2, 4, 4, 61, None, False),
     "gqa_8x2_hd32": (128, 352, 3, 8, 2, 131, 32, True),
     "mqa_6x1_hd12": (72, 40, 1, 6, 1, 50, 12, False),
+    # head_dim 128 with Llama 3.2 3B's and Llama 3.1 8B's heads a K/V head (3 and 4).
+    "gqa_6x2_hd128": (192, 80, 2, 6, 2, 70, 128, True),
+    "gqa_8x2_hd128_untied": (256, 96, 2, 8, 2, 60, 128, False),
 }
 
 

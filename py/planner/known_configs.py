@@ -28,9 +28,35 @@ SMOLLM2_135M_HF = {
     "rope_theta": 100000, "tie_word_embeddings": True, "vocab_size": 49152,
 }
 
+# meta-llama/Llama-3.2-3B-Instruct config.json (keys that matter): head_dim 128, 3 query heads
+# a K/V head, tied embeddings, the 1B's RoPE scaling.
+LLAMA_3_2_3B_HF = dict(LLAMA_3_2_1B_HF, head_dim=128, hidden_size=3072, num_attention_heads=24,
+                       num_hidden_layers=28)
+
+# meta-llama/Llama-3.1-8B-Instruct config.json (keys that matter): head_dim 128 (hidden /
+# heads), 4 query heads a K/V head, an lm_head of its own, RoPE scaling factor 8.
+LLAMA_3_1_8B_HF = {
+    "architectures": ["LlamaForCausalLM"], "model_type": "llama",
+    "bos_token_id": 128000, "eos_token_id": [128001, 128008, 128009],
+    "hidden_act": "silu", "hidden_size": 4096, "intermediate_size": 14336,
+    "max_position_embeddings": 131072, "num_attention_heads": 32, "num_hidden_layers": 32,
+    "num_key_value_heads": 8, "rms_norm_eps": 1e-05,
+    "rope_scaling": {"factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                     "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+    "rope_theta": 500000.0, "tie_word_embeddings": False, "vocab_size": 128256,
+}
+
 
 def llama_3_2_1b() -> LlamaConfig:
     return LlamaConfig.from_hf(LLAMA_3_2_1B_HF, LLAMA_3_2_1B_GEN)
+
+
+def llama_3_2_3b() -> LlamaConfig:
+    return LlamaConfig.from_hf(LLAMA_3_2_3B_HF, LLAMA_3_2_1B_GEN)
+
+
+def llama_3_1_8b() -> LlamaConfig:
+    return LlamaConfig.from_hf(LLAMA_3_1_8B_HF, LLAMA_3_2_1B_GEN)
 
 
 def smollm2_135m() -> LlamaConfig:

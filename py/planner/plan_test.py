@@ -302,7 +302,7 @@ def test_bad_arguments_are_refused():
 
 # --- real model shapes on the shipped targets ------------------------------------------------
 
-@pytest.mark.parametrize("model", ["llama_3_2_1b", "smollm2_135m"])
+@pytest.mark.parametrize("model", ["llama_3_2_1b", "llama_3_2_3b", "llama_3_1_8b", "smollm2_135m"])
 @pytest.mark.parametrize("target", ["h200", "rtx3050"])
 def test_real_configs_plan_and_validate_on_shipped_targets(model, target):
     c = getattr(known_configs, model)()
@@ -319,6 +319,19 @@ def test_llama_1b_bytes_match_the_measured_floor():
     assert plan_lib.kv_bytes_per_position(p.config) == 32 * 1024
     assert plan_lib.floor_ms_per_token(p, 4268) == pytest.approx(0.579, abs=0.001)
     assert plan_lib.floor_ms_per_token(p, 4268, 4096) == pytest.approx(0.610, abs=0.001)
+
+
+@pytest.mark.parametrize("model, params, embed, rope_entries", [
+    # Published parameter counts (model cards: 3.21B, 8.03B), embedding table included.
+    ("llama_3_2_3b", 3_212_749_824, None, 64),  # tied: the table is the LM head, read once
+    ("llama_3_1_8b", 8_030_261_248, 128_256 * 4_096, 64),  # untied: EMBED reads one row
+])
+def test_llama_3b_8b_bytes_from_their_parameter_counts(model, params, embed, rope_entries):
+    config = getattr(known_configs, model)()
+    p = plan_lib.make_plan(config, target_lib.resolve_target("h200"), max_context=4096)
+    weights = 2 * (params if embed is None else params - embed + config.hidden_size)
+    assert plan_lib.streamed_bytes_per_token(p) == weights + 4 * rope_entries
+    assert plan_lib.kv_bytes_per_position(config) == config.num_layers * 2 * 8 * 128 * 2
 
 
 def test_llama_1b_balance_on_rtx3050_is_within_one_percent():

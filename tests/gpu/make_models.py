@@ -52,6 +52,21 @@ MODELS["tiny_untied_mc40"] = dict(MODELS["tiny_untied"], min_chunk=40)
 # main's widest ATTENTION template (8 heads, 4 dims per lane) and the multi-pass path of
 # docs/experiments/attn-lanes.patch (query heads 4 and V dims 64 a pass, 4 lanes a position).
 MODELS["tiny_hd80_g6"] = dict(hidden=480, ffn=64, layers=1, heads=6, kv_heads=1, vocab=50, max_context=600)
+# head_dim 128, the GPU path's largest (worker.h kGpuMaxHeadDim), with Llama 3.2 3B's 3 and
+# Llama 3.1 8B's 4 query heads a K/V head; the second with an lm_head of its own, as the 8B.
+MODELS["tiny_hd128_g3"] = dict(hidden=192, ffn=80, layers=2, heads=6, kv_heads=2, head_dim=128, vocab=70,
+                               max_context=600)
+MODELS["tiny_hd128_g4"] = dict(hidden=256, ffn=96, layers=2, heads=8, kv_heads=2, head_dim=128, vocab=60,
+                               tied=False, max_context=600)
+# Llama 3.2 3B and Llama 3.1 8B with random weights (py/planner/known_configs.py): 6.4 and 16.1
+# GB of BF16, ~1.5 and ~4 min to write; make them only by name (not in "tiny").
+MODELS["llama3b_shape"] = dict(hidden=3072, ffn=8192, layers=28, heads=24, kv_heads=8, vocab=128256,
+                               head_dim=128, rope_theta=500000.0, rope_scaling=LLAMA_1B_ROPE,
+                               max_position_embeddings=131072)
+MODELS["llama8b_shape"] = dict(hidden=4096, ffn=14336, layers=32, heads=32, kv_heads=8, vocab=128256,
+                               head_dim=128, tied=False, rope_theta=500000.0,
+                               rope_scaling=dict(LLAMA_1B_ROPE, factor=8.0),
+                               max_position_embeddings=131072)
 
 
 def main(argv):
