@@ -122,9 +122,10 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   if (options.carveout < -1 || options.carveout > 100) {
     throw Error("carveout " + std::to_string(options.carveout) + " is not a percentage: give 0..100, or -1 for the driver's choice");
   }
-  if (options.attention_tile_min < 1) {
+  if (options.attention_tile_min < 0) {
     throw Error("attention_tile_min " + std::to_string(options.attention_tile_min) +
-                ": give the chunk length (positions, >= 1) from which ATTENTION works in tiles");
+                ": give the chunk length (positions, >= 1) from which ATTENTION works in tiles, or 0 for "
+                "the default by head_dim");
   }
   const std::string carve = SetWorkerCarveout(options.carveout);
   if (!carve.empty()) throw Error(carve);
@@ -181,7 +182,7 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   params_.rms_norm_eps = m.rms_norm_eps;
   params_.max_context = p.max_context;
   params_.attention_min_chunk = p.attention_min_chunk;
-  params_.attention_tile_min = options.attention_tile_min;
+  params_.attention_tile_min = AttentionTileMin(options.attention_tile_min, m.head_dim);
   params_.buf_cand = p.buf_cand;
   params_.n_cand = p.lm_head_slots;
   params_.buf_logits = p.buf_logits;

@@ -24,16 +24,28 @@ struct GpuOptions {
   int carveout = -1;
   // ATTENTION: steps whose chunk length (positions a chunk, the same for all chunks of the
   // step) is at least this are attended in tiles of positions over lanes (cuda/op_attention.cuh),
-  // other steps position by position; >= 1. 65 = where AttendChunk would batch its positions
-  // (chunks over 4 x kWarps = 64): measured on the H200 (docs/PERFORMANCE.md, call S), the
-  // tiles beat the batches by 6% (1B at 96 positions, SmolLM2 at 70 and 93) and lose 1.4% to
-  // the unbatched loop (1B at 64).
-  int attention_tile_min = 65;
+  // other steps position by position; >= 1, or 0 (the default): AttentionTileMin's choice by
+  // the model's head_dim.
+  int attention_tile_min = 0;
   // A launch still running after this many seconds is reported as an error (a hang, or a
   // GPU far slower than any this was measured on; under compute-sanitizer racecheck a tiny
   // model's 64-step launch takes ~20 s). The executor is unusable afterwards.
   double launch_timeout_s = 600;
 };
+
+// GpuOptions::attention_tile_min as the worker gets it (WorkerParams::attention_tile_min):
+// `option` when it is not 0, else by head_dim. head_dim <= 64: 65, where AttendChunk would
+// batch its positions (chunks over 4 x kWarps = 64); on the H200 the tiles beat the batches by
+// 6% (1B at 96 positions, SmolLM2 at 70 and 93) and lose 1.4% to the unbatched loop (1B at 64;
+// docs/PERFORMANCE.md, call S). Above 64: kNoAttentionTiles, never. The tiles hold 64 V dims a
+// lane pass, so head_dim 128 takes two passes, each reading the chunk's K rows and computing
+// every score again; position by position was 6.5-10.5% faster a Llama-3.2-3B-shaped token at
+// contexts 256-4096 (call TM).
+inline constexpr int kNoAttentionTiles = 1 << 30;
+inline int AttentionTileMin(int option, int head_dim) {
+  if (option != 0) return option;
+  return head_dim <= 64 ? 65 : kNoAttentionTiles;
+}
 
 class GpuExecutor : public Executor {
  public:
