@@ -51,3 +51,14 @@ template <typename T> inline T __ldg(const T* p) { return *p; }
 inline int min(int a, int b) { return a < b ? a : b; }
 inline int max(int a, int b) { return a > b ? a : b; }
 using std::isfinite;
+// Package format 2 (v48): the FIXED64 residual's conversions (Fix, Real, Load4) and the count of
+// values out of its range. Fibers switch only inside the emulated synchronisation calls, so the
+// plain read-modify-write is atomic among the block's threads.
+struct alignas(16) longlong2 { long long x, y; };
+inline long long __float2ll_rn(float v) { return llrintf(v); }  // the default mode: nearest, ties to even
+inline float __ll2float_rn(long long q) { return static_cast<float>(q); }  // nearest, as the default mode
+inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
+  const unsigned long long old = *p;
+  *p = old + v;
+  return old;
+}
