@@ -37,8 +37,8 @@ struct GpuOptions {
 // `option` when it is not 0, else by head_dim. head_dim <= 64: 65, where AttendChunk would
 // batch its positions (chunks over 4 x kWarps = 64); on the H200 the tiles beat the batches by
 // 6% (1B at 96 positions, SmolLM2 at 70 and 93) and lose 1.4% to the unbatched loop (1B at 64;
-// docs/PERFORMANCE.md, call S). Above 64: kNoAttentionTiles, never. The tiles hold 64 V dims a
-// lane pass, so head_dim 128 takes two passes, each reading the chunk's K rows and computing
+// docs/PERFORMANCE.md, call S). Above 64: kNoAttentionTiles, never. The tiles cover 64 V dims a
+// pass, so head_dim 128 takes two passes, each reading the chunk's K rows and computing
 // every score again; position by position was 6.5-10.5% faster a Llama-3.2-3B-shaped token at
 // contexts 256-4096 (call TM).
 inline constexpr int kNoAttentionTiles = 1 << 30;
