@@ -1,6 +1,7 @@
 """Writes the GPU checks' checkpoints and plans them for a target (runs on the GPU machine).
 
 Usage: python3 tests/gpu/make_models.py --target_file=T.json --out_dir=DIR --models=tiny,smollm2_shape,llama1b_shape
+(also llama3b_shape, llama8b_shape: Llama 3.2 3B's and Llama 3.1 8B's exact configs)
 
 Random BF16 weights with the exact configs of SmolLM2-135M and Llama-3.2-1B stream the
 same bytes as the real models; tiny ones cover odd shapes (9:3 heads, sizes not multiples
@@ -59,8 +60,8 @@ MODELS["tiny_hd128_g3"] = dict(hidden=192, ffn=80, layers=2, heads=6, kv_heads=2
 MODELS["tiny_hd128_g4"] = dict(hidden=256, ffn=96, layers=2, heads=8, kv_heads=2, head_dim=128, vocab=60,
                                tied=False, max_context=600)
 # Llama 3.2 3B and Llama 3.1 8B with random weights (py/planner/known_configs.py): 6.4 and 16.1
-# GB of BF16 (the 8B's checkpoint took ~220 s on the GPU machine drawn sequentially); make them
-# only by name (not in "tiny").
+# GB of BF16 (checkpoint and package ~95 s and ~250 s on the GPU machine, drawn sequentially);
+# make them only by name (not in "tiny").
 MODELS["llama3b_shape"] = dict(hidden=3072, ffn=8192, layers=28, heads=24, kv_heads=8, vocab=128256,
                                head_dim=128, rope_theta=500000.0, rope_scaling=LLAMA_1B_ROPE,
                                max_position_embeddings=131072)
@@ -87,8 +88,9 @@ def main(argv):
         poison = spec.pop("poison", None)
         min_chunk = spec.pop("min_chunk", None)
         if not os.path.exists(os.path.join(ckpt, "config.json")):
-            # The big shapes drawn in parallel (~10x faster on the GPU machine's 16 cores; other
-            # values than the sequential draw before 2026-12-01, the same distributions).
+            # Every *_shape checkpoint (the 1B's and SmolLM2's too) drawn in parallel since
+            # 2026-12-01: faster, the same distributions, other values than the sequential draw
+            # of the earlier sessions' results.
             tiny_models.write_tiny_checkpoint(ckpt, seed=11, parallel=name.endswith("_shape"), **spec)
             if poison:
                 tiny_models.poison_row(ckpt, *poison)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The showcase harness, ON the GPU machine, one model per call (each fits a 10-minute call):
-#   bash tests/gpu/showcase.sh MODEL        MODEL: llama1b_shape | smollm2_shape
+#   bash tests/gpu/showcase.sh MODEL        MODEL: llama1b_shape | smollm2_shape | llama3b_shape | llama8b_shape
 # Needs .gpu/bin from tests/gpu/prepare.sh (bench, probe, floor, gpu_check). Writes to $OUT:
 # floor.json; MODEL/results.{json,md}, MODEL/latency.png (py/tools/showcase.py: TileInfer,
 # torch.compile + CUDA graph, plain CUDA graph, HF eager; interleaved blocks; medians; 95% CI
@@ -14,7 +14,7 @@
 #     llama-bench there, showcase calls add llama.cpp (BF16 GGUF from py/tools/gguf_export.py,
 #     which needs .gpu/wheels/gguf-*.whl carried too).
 set -euo pipefail
-MODEL=${1:?usage: showcase.sh llama1b_shape|smollm2_shape|build_llamacpp}
+MODEL=${1:?usage: showcase.sh llama1b_shape|smollm2_shape|llama3b_shape|llama8b_shape|build_llamacpp}
 OUT=${OUT:-/tmp/gpu_out}
 B=.gpu/bin
 [ -d $B ] || [ ! -f .gpu/bin.tar.xz ] || tar -C .gpu -xJf .gpu/bin.tar.xz  # a packed carry

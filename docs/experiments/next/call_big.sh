@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Call BIG (docs/PERFORMANCE.md "Llama 3.2 3B and Llama 3.1 8B shapes"), ON the GPU machine from
 # the repo root, one call a shape, main's build:
-#   bash .gpu/call_big.sh llama3b_shape   (~7 min: a 6.4 GB checkpoint written there)
-#   bash .gpu/call_big.sh llama8b_shape   (~9.5 min: 16.1 GB; no traces, contexts 1 and 4096; the
-#                                          transformers comparison last, skipped when out of time)
+#   bash .gpu/call_big.sh llama3b_shape   (~5 min in call BIG: a 6.4 GB checkpoint written there)
+#   bash .gpu/call_big.sh llama8b_shape   (16.1 GB; call BIG's run, before make_models drew the
+#                                          checkpoints in parallel, took 8.7 min with no traces and
+#                                          contexts 1 and 4096; the transformers comparison comes
+#                                          last and is skipped when out of time)
 # Here first: bash tests/gpu/prepare.sh; cp docs/experiments/next/call_big.sh .gpu/; carry
 # .gpu/bin.tar.xz and .gpu/call_big.sh; run `bash .gpu/call_big.sh MODEL 2>&1 | tail -60`.
 # Every line is also in call.log ($OUT/call_big_MODEL.tgz).
@@ -11,9 +13,9 @@
 #    head): GPU = CPU at contexts 1-600, 10 x 500 tokens bit-identical, with ATTENTION plain and in
 #    tiles; memcheck of one.
 # 2. The shape with random BF16 weights: GPU = CPU executor at contexts 1 and 2 (the CPU reads every
-#    weight per position), GPU logits at 1-4096, 3 x 64 tokens bit-identical (3B: 128).
+#    weight per position), GPU logits at 1-4096, 3 x 64 tokens bit-identical (call BIG's 3B: 128).
 # 3. The showcase (tests/gpu/showcase.sh): floor, traces at 32 and 4064, TileInfer against
-#    torch.compile + CUDA graph at contexts 1, 1024, 4096 (the 8B: no traces, contexts 1, 4096).
+#    torch.compile + CUDA graph at contexts 1, 1024, 4096.
 # 4. transformers in FP32 against the GPU's logits and its greedy tokens (py/tools/hf_compare.py).
 set -u
 MODEL=${1:?usage: call_big.sh llama3b_shape|llama8b_shape}
@@ -44,10 +46,10 @@ hf() {
   grep -vi warning "$OUT/hf_compare_$MODEL.txt" | tail -8
 }
 [ "$MODEL" = llama3b_shape ] && hf 150
-# The 8B: no traces and two contexts, to leave the showcase ~5 of its call's 9.5 minutes.
-flags="--runtimes=tileinfer,torch_compile --contexts=1,1024,4096" trace=1
-[ "$MODEL" = llama8b_shape ] && flags="--runtimes=tileinfer,torch_compile --contexts=1,4096" trace=0
-SHOWCASE_TRACE=$trace SHOWCASE_FLAGS=$flags timeout $((560 - SECONDS)) bash tests/gpu/showcase.sh "$MODEL" 2>&1 | grep -E "^\| [0-9]|^\| tileinfer|^\| torch|^\| floor|token:|trace" | head -24
+# Call BIG ran the 8B without traces and at contexts 1 and 4096 only (its make took ~250 s of
+# the call, drawn sequentially); SHOWCASE_TRACE=0 and CONTEXTS=1,4096 do that again.
+SHOWCASE_FLAGS="--runtimes=tileinfer,torch_compile --contexts=${CONTEXTS:-1,1024,4096}" \
+  timeout $((560 - SECONDS)) bash tests/gpu/showcase.sh "$MODEL" 2>&1 | grep -E "^\| [0-9]|^\| tileinfer|^\| torch|^\| floor|token:|trace" | head -24
 echo "$MODEL showcase at ${SECONDS}s"
 cp "$OUT/floor.json" "$OUT/$MODEL/floor.json" 2>/dev/null
 if [ "$MODEL" = llama8b_shape ]; then
