@@ -102,7 +102,7 @@ for stage in "$@"; do
       { [ $r = 1 ] && grep -q "re-plan" "$OUT/fault_grid.txt"; } || { echo FAIL; rc=1; }
       $B/gpu_check --package="$W/llama1b_shape.tpkg" --contexts=1 --cpu_contexts=1 --runs=0 --sampling_checks=0 --oom_check \
         | tee "$OUT/fault_oom.txt" | grep -E "memory|PASS|FAIL" || rc=1 ;;
-    smollm2_shape|llama1b_shape)
+    smollm2_shape|llama1b_shape|llama3b_shape|llama8b_shape)
       step "$stage"
       python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=$stage || rc=1
       $B/gpu_check --package="$W/$stage.tpkg" --contexts=1,2,100,383,384,385,1000,4096 --cpu_contexts=1,2,100 \
