@@ -34,17 +34,11 @@ LLAMA_3_2_3B_HF = dict(LLAMA_3_2_1B_HF, head_dim=128, hidden_size=3072, num_atte
                        num_hidden_layers=28)
 
 # meta-llama/Llama-3.1-8B-Instruct config.json (keys that matter): head_dim 128 (hidden /
-# heads), 4 query heads a K/V head, an lm_head of its own, RoPE scaling factor 8.
-LLAMA_3_1_8B_HF = {
-    "architectures": ["LlamaForCausalLM"], "model_type": "llama",
-    "bos_token_id": 128000, "eos_token_id": [128001, 128008, 128009],
-    "hidden_act": "silu", "hidden_size": 4096, "intermediate_size": 14336,
-    "max_position_embeddings": 131072, "num_attention_heads": 32, "num_hidden_layers": 32,
-    "num_key_value_heads": 8, "rms_norm_eps": 1e-05,
-    "rope_scaling": {"factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
-                     "original_max_position_embeddings": 8192, "rope_type": "llama3"},
-    "rope_theta": 500000.0, "tie_word_embeddings": False, "vocab_size": 128256,
-}
+# heads; that file leaves the key out), 4 query heads a K/V head, an lm_head of its own, RoPE
+# scaling factor 8.
+LLAMA_3_1_8B_HF = dict(LLAMA_3_2_1B_HF, head_dim=128, hidden_size=4096, intermediate_size=14336,
+                       num_hidden_layers=32, tie_word_embeddings=False,
+                       rope_scaling=dict(LLAMA_3_2_1B_HF["rope_scaling"], factor=8.0))
 
 
 def llama_3_2_1b() -> LlamaConfig:

@@ -7,7 +7,6 @@ Random BF16 weights with the exact configs of SmolLM2-135M and Llama-3.2-1B stre
 same bytes as the real models; tiny ones cover odd shapes (9:3 heads, sizes not multiples
 of 32).
 """
-import json
 import os
 import sys
 import time
@@ -15,6 +14,7 @@ import time
 from absl import app, flags, logging
 
 from planner import cli
+from planner import known_configs
 from planner import main as planner_main
 from tests.reference import tiny_models
 
@@ -24,8 +24,15 @@ flags.DEFINE_string("out_dir", None, "Output folder.")
 flags.DEFINE_list("models", ["tiny"], "Which models.")
 flags.DEFINE_integer("big_max_context", 4096, "K/V cache positions of the big models.")
 
-LLAMA_1B_ROPE = {"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
-                 "original_max_position_embeddings": 8192, "rope_type": "llama3"}
+
+
+def shape_of(hf: dict) -> dict:
+    """write_tiny_checkpoint's arguments for an HF config of py/planner/known_configs.py."""
+    return dict(hidden=hf["hidden_size"], ffn=hf["intermediate_size"], layers=hf["num_hidden_layers"],
+                heads=hf["num_attention_heads"], kv_heads=hf["num_key_value_heads"],
+                vocab=hf["vocab_size"], head_dim=hf.get("head_dim"), tied=hf["tie_word_embeddings"],
+                rope_theta=float(hf["rope_theta"]), rope_scaling=hf["rope_scaling"],
+                max_position_embeddings=hf["max_position_embeddings"])
 
 MODELS = {
     "tiny_9x3": dict(hidden=72, ffn=100, layers=2, heads=9, kv_heads=3, vocab=97, max_context=600),
@@ -38,11 +45,8 @@ MODELS = {
     # Token 2's embedding beyond the FIXED64 residual's range (format_spec: |v| <= 2^21).
     "tiny_big": dict(hidden=64, ffn=96, layers=1, heads=4, kv_heads=2, vocab=60, tied=False,
                      max_context=64, poison=("model.embed_tokens.weight", 2, 4.0e6)),
-    "smollm2_shape": dict(hidden=576, ffn=1536, layers=30, heads=9, kv_heads=3, vocab=49152,
-                          rope_theta=100000.0, max_position_embeddings=8192),
-    "llama1b_shape": dict(hidden=2048, ffn=8192, layers=16, heads=32, kv_heads=8, vocab=128256,
-                          head_dim=64, rope_theta=500000.0, rope_scaling=LLAMA_1B_ROPE,
-                          max_position_embeddings=131072),
+    "smollm2_shape": shape_of(known_configs.SMOLLM2_135M_HF),
+    "llama1b_shape": shape_of(known_configs.LLAMA_3_2_1B_HF),
 }
 
 # Two tiny shapes again with longer attention chunks than the planner's default: 3-5 positions
@@ -62,13 +66,8 @@ MODELS["tiny_hd128_g4"] = dict(hidden=256, ffn=96, layers=2, heads=8, kv_heads=2
 # Llama 3.2 3B and Llama 3.1 8B with random weights (py/planner/known_configs.py): 6.4 and 16.1
 # GB of BF16 (checkpoint and package ~95 s and ~250 s on the GPU machine, drawn sequentially);
 # make them only by name (not in "tiny").
-MODELS["llama3b_shape"] = dict(hidden=3072, ffn=8192, layers=28, heads=24, kv_heads=8, vocab=128256,
-                               head_dim=128, rope_theta=500000.0, rope_scaling=LLAMA_1B_ROPE,
-                               max_position_embeddings=131072)
-MODELS["llama8b_shape"] = dict(hidden=4096, ffn=14336, layers=32, heads=32, kv_heads=8, vocab=128256,
-                               head_dim=128, tied=False, rope_theta=500000.0,
-                               rope_scaling=dict(LLAMA_1B_ROPE, factor=8.0),
-                               max_position_embeddings=131072)
+MODELS["llama3b_shape"] = shape_of(known_configs.LLAMA_3_2_3B_HF)
+MODELS["llama8b_shape"] = shape_of(known_configs.LLAMA_3_1_8B_HF)
 
 
 def main(argv):
@@ -84,7 +83,6 @@ def main(argv):
         max_context = spec.pop("max_context", FLAGS.big_max_context)
         ckpt = os.path.join(FLAGS.out_dir, name)
         t0 = time.time()
-        max_positions = spec.pop("max_position_embeddings", None)
         poison = spec.pop("poison", None)
         min_chunk = spec.pop("min_chunk", None)
         if not os.path.exists(os.path.join(ckpt, "config.json")):
@@ -94,22 +92,23 @@ def main(argv):
             tiny_models.write_tiny_checkpoint(ckpt, seed=11, parallel=name.endswith("_shape"), **spec)
             if poison:
                 tiny_models.poison_row(ckpt, *poison)
-            if max_positions:  # the real models' value (the writer's default is small)
-                path = os.path.join(ckpt, "config.json")
-                config = json.load(open(path))
-                config["max_position_embeddings"] = max_positions
-                json.dump(config, open(path, "w"), indent=1)
         t1 = time.time()
         package = os.path.join(FLAGS.out_dir, name + ".tpkg")
-        inputs = [FLAGS.target_file, os.path.join(ckpt, "config.json")]
-        if os.path.exists(package) and os.path.getmtime(package) > max(map(os.path.getmtime, inputs)):
-            # Planned earlier in this call, after the probe wrote the target: not again (the 1B
-            # plan takes ~12 s, and several stages of one call use it).
+        # The target the package was planned for, beside it: a probe that printed the same
+        # target again (each script of a call probes) does not make the package stale.
+        stamp = package + ".target.json"
+        target = open(FLAGS.target_file).read()
+        if (os.path.exists(package) and os.path.exists(stamp) and open(stamp).read() == target and
+                os.path.getmtime(package) > os.path.getmtime(os.path.join(ckpt, "config.json"))):
+            # Planned earlier in this call for this target: not again (the 1B plan takes ~12 s,
+            # and several stages of one call use it).
             logging.info("%s: package up to date", name)
             continue
         chunking = {} if min_chunk is None else {"attention_min_chunk": min_chunk}
         planner_main.build_package(ckpt, FLAGS.target_file, package, max_context, progress=False,
                                    **chunking)
+        with open(stamp, "w") as f:  # after the package: a stamp never vouches for an older one
+            f.write(target)
         logging.info("%s: checkpoint %.1fs, package %.1fs", name, t1 - t0, time.time() - t1)
 
 

@@ -38,9 +38,7 @@ fi
 [ -x $L/build/bin/llama-bench ] || [ ! -f .gpu/llamacpp_bin.part_aa ] \
   || { mkdir -p $L/build && cat .gpu/llamacpp_bin.part_a? | tar -C $L/build -xJ; }  # a carried build
 mkdir -p "$OUT/$MODEL" "$W"
-$B/probe > "$W/target.json.new"
-# The same probe keeps target.json's time, so make_models does not plan a package of it again.
-cmp -s "$W/target.json.new" "$W/target.json" && rm "$W/target.json.new" || mv "$W/target.json.new" "$W/target.json"
+$B/probe > "$W/target.json"
 best=$(bash tests/gpu/floor_once.sh $B "$OUT/floor.json")
 python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=$MODEL 2>&1 | grep -v "^I" || true
 llamacpp=()

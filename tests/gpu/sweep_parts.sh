@@ -38,9 +38,7 @@ export PYTHONPATH=py:.
 [ -d "$B" ] || [ ! -f .gpu/bin.tar.xz ] || tar -C .gpu -xJf .gpu/bin.tar.xz  # a packed carry
 [ -x "$B/gpu_check" ] || { echo "sweep_parts: no $B/gpu_check; run tests/gpu/prepare.sh here and carry it" >&2; exit 2; }
 mkdir -p "$R" "$W"
-"$B/probe" > "$W/target.json.new"
-# The same probe keeps target.json's time, so make_models does not plan base again.
-cmp -s "$W/target.json.new" "$W/target.json" && rm "$W/target.json.new" || mv "$W/target.json.new" "$W/target.json"
+"$B/probe" > "$W/target.json"
 python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models="$MODEL" 2>&1 | grep -v "^I" || true
 logits() {  # PACKAGE FILE: the GPU's logits at contexts 1, 32, 1024
   "$B/gpu_check" --package="$1" --contexts=1,32,1024 --cpu_contexts=1 --runs=0 --sampling_checks=0 \
