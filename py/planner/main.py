@@ -182,6 +182,23 @@ def build_package(checkpoint_source: str, target_path_or_name, out: str, max_con
     return BuildResult(plan=plan, path=out, file_bytes=size, summary=summary_text(plan, bw))
 
 
+# The flags build_package takes as keyword arguments of the same names (smollm2_package
+# passes them on too).
+PLAN_FLAGS = ("attention_chunks", "attention_min_chunk", "workers", "qkv_parts", "attn_out_parts",
+              "ffn_parts", "lm_head_slots", "bandwidth_gbps", "created")
+
+
+def plan_flag_values() -> dict:
+    """{flag: parsed value} of PLAN_FLAGS, for build_package(**...)."""
+    return {name: getattr(FLAGS, name) for name in PLAN_FLAGS}
+
+
+def target_from_flag(value: str) -> str:
+    """--target as build_package takes it: a file (a path with a separator, or a .json name)
+    relative to where the tool was started, else a shipped target's name as it is."""
+    return paths.from_invocation_dir(value) if os.sep in value or value.endswith(".json") else value
+
+
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])} (all options are "
@@ -193,19 +210,11 @@ def main(argv):
     local = paths.from_invocation_dir(checkpoint)
     if os.path.exists(local):  # else a hub id such as org/name
         checkpoint = local
-    target = FLAGS.target
-    if os.sep in target or target.endswith(".json"):
-        target = paths.from_invocation_dir(target)
+    target = target_from_flag(FLAGS.target)
     out = paths.from_invocation_dir(FLAGS.out)
     try:
         result = build_package(checkpoint, target, out, FLAGS.max_context,
-                               revision=FLAGS.revision, attention_chunks=FLAGS.attention_chunks,
-                               attention_min_chunk=FLAGS.attention_min_chunk,
-                               workers=FLAGS.workers, qkv_parts=FLAGS.qkv_parts,
-                               attn_out_parts=FLAGS.attn_out_parts, ffn_parts=FLAGS.ffn_parts,
-                               lm_head_slots=FLAGS.lm_head_slots,
-                               bandwidth_gbps=FLAGS.bandwidth_gbps,
-                               created=FLAGS.created)
+                               revision=FLAGS.revision, **plan_flag_values())
     except (ValueError, OSError) as e:
         # Every planner error is a ValueError subclass whose message says what to do; a
         # traceback would bury it.

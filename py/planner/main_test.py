@@ -82,6 +82,17 @@ def test_cli_wave_parts(checkpoint, tmp_path):
     assert not (tmp_path / "bad.tpkg").exists()
 
 
+def test_plan_flags_are_build_package_keywords_and_flags():
+    # PLAN_FLAGS feeds build_package(**plan_flag_values()) in the planner and smollm2_package.
+    import inspect
+    keywords = inspect.signature(planner_main.build_package).parameters
+    for name in planner_main.PLAN_FLAGS:
+        assert keywords[name].kind is inspect.Parameter.KEYWORD_ONLY, name
+        assert name in planner_main.FLAGS, name
+    plan_params = set(inspect.signature(planner_main.plan_lib.make_plan).parameters)
+    assert plan_params - {"config", "target", "max_context"} <= set(planner_main.PLAN_FLAGS)
+
+
 def test_cli_rejects_stray_arguments_and_reports_errors(checkpoint, tmp_path):
     r = run_cli(f"--checkpoint={checkpoint}", f"--out={tmp_path / 'm.tpkg'}", "oops")
     assert r.returncode != 0 and "unexpected arguments: oops" in r.stderr

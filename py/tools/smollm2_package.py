@@ -24,10 +24,6 @@ FLAGS = flags.FLAGS
 flags.DEFINE_string("hf_dir", None, "Where the imported HF directory goes (default: OUT without "
                     ".tpkg, plus -hf); an existing one (with config.json) is planned as it is.")
 
-# The planner's flags that build_package takes as keyword arguments, passed on as given.
-PLAN_FLAGS = ("attention_chunks", "attention_min_chunk", "workers", "qkv_parts", "attn_out_parts",
-              "ffn_parts", "lm_head_slots", "bandwidth_gbps", "created")
-
 
 def main(argv):
     if len(argv) > 1:
@@ -41,9 +37,7 @@ def main(argv):
                                  f"plan another checkpoint with bazel run //py/planner")
     out = paths.from_invocation_dir(FLAGS.out)
     hf_dir = paths.from_invocation_dir(FLAGS.hf_dir) if FLAGS.hf_dir else out.removesuffix(".tpkg") + "-hf"
-    target = FLAGS.target
-    if target.endswith(".json"):
-        target = paths.from_invocation_dir(target)
+    target = planner_main.target_from_flag(FLAGS.target)
     signals.install()  # SIGTERM / SIGHUP end it as Ctrl-C does: no temporary file left
     try:
         os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
@@ -51,7 +45,7 @@ def main(argv):
             logging.info("importing %s into %s", smollm2.gguf_path(), hf_dir)
             gguf_import.import_gguf(smollm2.gguf_path(), hf_dir)
         result = planner_main.build_package(hf_dir, target, out, FLAGS.max_context,
-                                            **{name: getattr(FLAGS, name) for name in PLAN_FLAGS})
+                                            **planner_main.plan_flag_values())
     except (ValueError, OSError) as e:  # every error here says what to do; no traceback
         print(f"smollm2_package: error: {e}", file=sys.stderr)
         return 1
