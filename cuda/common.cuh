@@ -157,39 +157,54 @@ __device__ __forceinline__ float WarpDotBf16(const uint16_t* w, const float* x, 
   return WarpSum(acc);
 }
 
-// Two rows against the same x at once: every load of both rows is issued before either is
-// used (twice the bytes in flight per warp), and each row is summed in exactly
+// n_rows rows against the same x at once: every load of all the rows is issued before any is
+// used (n_rows times the bytes in flight per warp), and each row is summed in exactly
 // WarpDotBf16's order (bit-identical). Rows in global memory; when k or an address does not
-// allow 16-byte loads, two WarpDotBf16 calls. Every lane gets (row a . x, row b . x).
-__device__ __forceinline__ float2 WarpDot2Bf16(const uint16_t* wa, const uint16_t* wb, const float* x, int k) {
-  if ((k & 7) != 0 || ((reinterpret_cast<uintptr_t>(wa) | reinterpret_cast<uintptr_t>(wb)) & 15) != 0) {
-    return make_float2(WarpDotBf16(wa, x, k), WarpDotBf16(wb, x, k));
+// allow 16-byte loads, one WarpDotBf16 call a row. Every lane gets y[j] = row j . x.
+template <int kN>
+__device__ __forceinline__ void WarpDotRowsBf16(const uint16_t* const (&w)[kN], const float* x, int k, float (&y)[kN]) {
+  uintptr_t addresses = 0;
+#pragma unroll
+  for (int j = 0; j < kN; ++j) addresses |= reinterpret_cast<uintptr_t>(w[j]);
+  if ((k & 7) != 0 || (addresses & 15) != 0) {
+#pragma unroll
+    for (int j = 0; j < kN; ++j) y[j] = WarpDotBf16(w[j], x, k);
+    return;
   }
   const int lane = threadIdx.x & 31;
-  const uint4* a8 = reinterpret_cast<const uint4*>(wa);
-  const uint4* b8 = reinterpret_cast<const uint4*>(wb);
   const int n = k >> 3;
-  float acc_a = 0, acc_b = 0;
+  float acc[kN];
+#pragma unroll
+  for (int j = 0; j < kN; ++j) acc[j] = 0;
   for (int base = 0; base < n; base += 32 * kDotUnroll) {
-    uint4 va[kDotUnroll], vb[kDotUnroll];
+    uint4 v[kN][kDotUnroll];
 #pragma unroll
     for (int u = 0; u < kDotUnroll; ++u) {
       const int i = base + lane + 32 * u;
-      va[u] = i < n ? LoadWeight8(a8 + i) : make_uint4(0, 0, 0, 0);
-      vb[u] = i < n ? LoadWeight8(b8 + i) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+      for (int j = 0; j < kN; ++j) {
+        v[j][u] = i < n ? LoadWeight8(reinterpret_cast<const uint4*>(w[j]) + i) : make_uint4(0, 0, 0, 0);
+      }
     }
 #pragma unroll
-    for (int u = 0; u < kDotUnroll; ++u) {
-      const int i = base + lane + 32 * u;
-      if (i < n) acc_a += Dot8(va[u], x + i * 8);
-    }
+    for (int j = 0; j < kN; ++j) {
 #pragma unroll
-    for (int u = 0; u < kDotUnroll; ++u) {
-      const int i = base + lane + 32 * u;
-      if (i < n) acc_b += Dot8(vb[u], x + i * 8);
+      for (int u = 0; u < kDotUnroll; ++u) {
+        const int i = base + lane + 32 * u;
+        if (i < n) acc[j] += Dot8(v[j][u], x + i * 8);
+      }
     }
   }
-  return make_float2(WarpSum(acc_a), WarpSum(acc_b));
+#pragma unroll
+  for (int j = 0; j < kN; ++j) y[j] = WarpSum(acc[j]);
+}
+
+// Two rows at once (WarpDotRowsBf16): every lane gets (row a . x, row b . x).
+__device__ __forceinline__ float2 WarpDot2Bf16(const uint16_t* wa, const uint16_t* wb, const float* x, int k) {
+  const uint16_t* const w[2] = {wa, wb};
+  float y[2];
+  WarpDotRowsBf16<2>(w, x, k, y);
+  return make_float2(y[0], y[1]);
 }
 
 // The residual stream's FIXED64 (format_spec): fix(v) = v * 2^32 rounded to the nearest
@@ -320,12 +335,27 @@ __device__ __forceinline__ void PhaseMark(const StepContext& c, int k) {
 // The GEMV row loop of RMSNORM_GEMV, ATTN_OUT and LM_HEAD: one warp per output row r in
 // [row_begin, row_end) of W (rows of k BF16 values), y = W[r] . x; then out(r, y) in every
 // lane of the warp (lane 0 stores), rows in ascending order within a warp. A warp with two
-// rows left (r and r + kWarps) loads them together (WarpDot2Bf16).
-template <typename Out>
+// rows left (r and r + kWarps) loads them together (WarpDot2Bf16). kTriples: a warp with an
+// odd number of rows, three or more, loads its first three together (WarpDotRowsBf16<3>), so
+// that it takes as many dependent rounds of loads as a warp with one row fewer (e.g. the
+// Llama 3.2 3B's QKV: 40 rows a task, 3 on warps 0-7 and 2 on the others; docs/PERFORMANCE.md,
+// "v49"). Every row's sum is the same in all three forms.
+template <bool kTriples = false, typename Out>
 __device__ __forceinline__ void WarpRowsGemv(const format::TaskRecord& t, const StepContext& c,
                                              const uint16_t* w, const float* x, int k, Out&& out) {
   const int warp = threadIdx.x >> 5;
-  for (uint32_t r = t.row_begin + warp; r < t.row_end; r += kWarps) {
+  uint32_t r = t.row_begin + warp;
+  if (kTriples && r + 2 * kWarps < t.row_end && ((t.row_end - r + kWarps - 1) / kWarps) % 2 == 1) {
+    const uint16_t* const rows[3] = {w + static_cast<size_t>(r) * k, w + static_cast<size_t>(r + kWarps) * k,
+                                     w + static_cast<size_t>(r + 2 * kWarps) * k};
+    float y[3];
+    WarpDotRowsBf16<3>(rows, x, k, y);
+    out(r, y[0]);
+    out(r + kWarps, y[1]);
+    out(r + 2 * kWarps, y[2]);
+    r += 3 * kWarps;
+  }
+  for (; r < t.row_end; r += kWarps) {
     const uint16_t* row = w + static_cast<size_t>(r) * k;
     if (r + kWarps < t.row_end) {
       const float2 y = WarpDot2Bf16(row, row + static_cast<size_t>(kWarps) * k, x, k);

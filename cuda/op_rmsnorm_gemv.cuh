@@ -17,7 +17,7 @@ __device__ __forceinline__ void OpRmsNormGemv(const format::TaskRecord& t, const
   PhaseMark(c, 0);
   float* out = c.F32(t.out_buf);
   const bool lane0 = (threadIdx.x & 31) == 0;
-  WarpRowsGemv(t, c, c.Bf16Tensor(t.weight), xn, k, [&](uint32_t r, float y) {
+  WarpRowsGemv<true>(t, c, c.Bf16Tensor(t.weight), xn, k, [&](uint32_t r, float y) {
     if (lane0) out[r] = y;
   });
   __syncthreads();  // xn is reused by this block's next task
