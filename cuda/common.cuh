@@ -219,9 +219,14 @@ __device__ __forceinline__ long long Fix(float v, unsigned long long* invalid) {
 }
 __device__ __forceinline__ float Real(long long q) { return __ll2float_rn(q) * (1.0f / 4294967296.0f); }
 // *p += q as one relaxed, device-scope integer add whose old value nobody waits for
-// (red.add.u64): the adds into a FIXED64 buffer land in any order with the same sum.
+// (red.add.u64): the adds into a FIXED64 buffer land in any order with the same sum. Host
+// builds (the CPU emulator, whose fibers switch only at barriers) use a plain add.
 __device__ __forceinline__ void RedAddU64(unsigned long long* p, long long q) {
+#ifdef __CUDA_ARCH__
   asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;\n" ::"l"(p), "l"(q) : "memory");
+#else
+  *p += static_cast<unsigned long long>(q);
+#endif
 }
 
 // Four consecutive elements of an activation from i (16-byte aligned) as floats: F32 as they
