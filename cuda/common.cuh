@@ -157,8 +157,8 @@ __device__ __forceinline__ float WarpDotBf16(const uint16_t* w, const float* x, 
   return WarpSum(acc);
 }
 
-// n_rows rows against the same x at once: every load of all the rows is issued before any is
-// used (n_rows times the bytes in flight per warp), and each row is summed in exactly
+// kN rows against the same x at once: every load of all the rows is issued before any is
+// used (kN times the bytes in flight per warp), and each row is summed in exactly
 // WarpDotBf16's order (bit-identical). Rows in global memory; when k or an address does not
 // allow 16-byte loads, one WarpDotBf16 call a row. Every lane gets y[j] = row j . x.
 template <int kN>
