@@ -20,7 +20,8 @@
 // reads after a barrier missed a write made before it (must be 0).
 // --mode=pipeline models the worker's 1B layer (cuda/stream_read.h PipelineStream): per block
 // 96 / 64 / 768 KB of weights in the QKV / ATTN_OUT / FFN waves (the 1B's 95 / 63 / 763 KB
-// per worker, rounded up to 32 KB), spins for the dependent phases (--pipeline_*_ns), five
+// per worker, rounded up to 32 KB; --pipeline_layers, --pipeline_wave_bytes and
+// --pipeline_chunk model another shape), spins for the dependent phases (--pipeline_*_ns), five
 // counter barriers per layer; the computing warps loading the weights themselves against a
 // loader warp streaming them through a shared-memory ring ahead of them. Microseconds per
 // layer (medians of --reps launches of --pipeline_tokens tokens), beside the plain read of the
@@ -75,7 +76,13 @@ DEFINE_string(mode, "plain", "plain: the floor (plain loads, launch shapes, acti
               "stream against the worker's layer; loaded_barrier: a grid barrier while the SMs stream; "
               "reduce: summing the FFN's parts, a second wave against integer atomics; idle_copy: the idle "
               "workers of the attention wave staging FFN bytes.");
-DEFINE_int32(pipeline_tokens, 4, "--mode=pipeline: tokens (16 layers each) per launch.");
+DEFINE_int32(pipeline_tokens, 4, "--mode=pipeline: tokens (--pipeline_layers each) per launch.");
+DEFINE_int32(pipeline_layers, 16, "--mode=pipeline: layers a token (default the 1B's; SmolLM2-135M: 30).");
+DEFINE_string(pipeline_wave_bytes, "98304,65536,786432", "--mode=pipeline: the weight bytes each block streams in a "
+              "layer's QKV, ATTN_OUT and FFN waves (default the 1B's on 128 workers; SmolLM2-135M's, rounded to "
+              "4 KB: 8192,4096,40960).");
+DEFINE_int32(pipeline_chunk, 0, "--mode=pipeline: if above 0, every run's chunk in bytes (each run keeps its stages), "
+             "for waves that a run's own chunk (up to 32 KB) does not divide; 0: each run's own.");
 DEFINE_int32(pipeline_norm_ns, 1000, "--mode=pipeline: spin before each weight wave (the norm or merge), ns.");
 DEFINE_int32(pipeline_attention_ns, 5000, "--mode=pipeline: the ATTENTION wave's spin, ns.");
 DEFINE_int32(pipeline_reduce_ns, 1600, "--mode=pipeline: the FFN_REDUCE wave's spin, ns.");
@@ -309,6 +316,29 @@ bool IntList(const char* name, const std::string& list, int lo, int hi, const ch
   return true;
 }
 
+// --mode=pipeline's model shape from --pipeline_tokens, --pipeline_layers and --pipeline_wave_bytes;
+// false after printing what is wrong (PipelineStream checks the rest: chunks dividing the waves,
+// the buffer's size).
+bool PipelineShapeFromFlags(tileinfer::PipelineShape* shape) {
+  std::vector<int> waves;
+  if (!AtLeast("pipeline_tokens", FLAGS_pipeline_tokens, 1) || !AtLeast("pipeline_layers", FLAGS_pipeline_layers, 1) ||
+      !AtLeast("pipeline_chunk", FLAGS_pipeline_chunk, 0) ||
+      !IntList("pipeline_wave_bytes", FLAGS_pipeline_wave_bytes, 16, 64 << 20, "a byte count", &waves)) {
+    return false;
+  }
+  if (waves.size() != 3) {
+    std::fprintf(stderr, "error: --pipeline_wave_bytes=%s: give three byte counts, QKV,ATTN_OUT,FFN\n",
+                 FLAGS_pipeline_wave_bytes.c_str());
+    return false;
+  }
+  shape->tokens = FLAGS_pipeline_tokens;
+  shape->layers = FLAGS_pipeline_layers;
+  shape->qkv_bytes = static_cast<uint32_t>(waves[0]);
+  shape->attn_out_bytes = static_cast<uint32_t>(waves[1]);
+  shape->ffn_bytes = static_cast<uint32_t>(waves[2]);
+  return true;
+}
+
 // --pipeline_runs as one flag per run of kPipelineRuns (all when the flag is empty); false
 // after printing what is wrong.
 bool PipelineRunsChosen(std::vector<bool>* chosen) {
@@ -320,16 +350,10 @@ bool PipelineRunsChosen(std::vector<bool>* chosen) {
 }
 
 // --mode=pipeline (see the top of this file). Returns the exit status.
-// `chosen`: PipelineRunsChosen's, one flag per run of kPipelineRuns.
+// `chosen`: PipelineRunsChosen's, one flag per run of kPipelineRuns; `shape`: PipelineShapeFromFlags's.
 int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uint32_t* sink,
-                 const std::vector<bool>& chosen) {
+                 const std::vector<bool>& chosen, tileinfer::PipelineShape shape) {
   const int blocks = prop.multiProcessorCount;
-  tileinfer::PipelineShape shape;
-  shape.tokens = FLAGS_pipeline_tokens;
-  shape.layers = 16;
-  shape.qkv_bytes = 96 << 10;
-  shape.attn_out_bytes = 64 << 10;
-  shape.ffn_bytes = 768 << 10;
   if (FLAGS_pipeline_norm_ns < 0 || FLAGS_pipeline_attention_ns < 0 || FLAGS_pipeline_reduce_ns < 0) {
     std::fprintf(stderr, "error: --pipeline_*_ns must be >= 0\n");
     return 2;
@@ -350,6 +374,7 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
   for (int r = 0; r < kPipelineRunCount; ++r) {
     if (!chosen[r]) continue;
     const PipelineRun& run = kPipelineRuns[r];
+    const uint32_t chunk = FLAGS_pipeline_chunk > 0 ? static_cast<uint32_t>(FLAGS_pipeline_chunk) : run.chunk;
     tileinfer::PipelineShape s = shape;
     s.norm_ns = run.spins ? FLAGS_pipeline_norm_ns : 0;
     s.attention_ns = run.spins ? FLAGS_pipeline_attention_ns : 0;
@@ -372,7 +397,7 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
       float sm_mhz = 0;
       tileinfer::PipelineWaits w;
       const std::string err =
-          tileinfer::PipelineStream(data, bytes, blocks, s, run.ring, run.chunk, run.stages, t, &sm_mhz, &w);
+          tileinfer::PipelineStream(data, bytes, blocks, s, run.ring, chunk, run.stages, t, &sm_mhz, &w);
       mhz.push_back(sm_mhz);
       waits.push_back(w);
       return err;
@@ -392,7 +417,7 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
                 "\"loader_cap\": %.2f, \"compute_full\": %.2f, \"compute_barrier\": %.2f, \"compute_phase\": %.2f, "
                 "\"chain_load_us\": %.3f}}",
                 first ? "" : ",\n", r + 1, run.ring ? (run.cp_async ? "ring_cp_async" : "ring") : "loads",
-                run.ring ? run.chunk : 0, run.stages, s.norm_ns, s.attention_ns, s.reduce_ns, yes(run.work),
+                run.ring ? chunk : 0, run.stages, s.norm_ns, s.attention_ns, s.reduce_ns, yes(run.work),
                 yes(run.all_warps_spin), yes(run.fence_each_copy), run.max_in_flight, yes(run.one_waiter),
                 run.loader_sleep_ns, yes(run.chain_phases), run.l2_prefetch_interval_ns, yes(run.x_in_registers),
                 yes(run.warp_chunks), yes(run.warp_pipeline), Median(us), Median(mhz),
@@ -629,6 +654,8 @@ int main(int argc, char** argv) {
   if (!AtLeast("reps", FLAGS_reps, 1) || !AtLeast("loaded_barriers", FLAGS_loaded_barriers, 10)) return 2;
   std::vector<bool> chosen;
   if (!PipelineRunsChosen(&chosen)) return 2;
+  tileinfer::PipelineShape pipeline_shape;
+  if (FLAGS_mode == "pipeline" && !PipelineShapeFromFlags(&pipeline_shape)) return 2;
   std::vector<uint32_t> idle_copies;
   if (FLAGS_mode == "idle_copy" && !IdleCopySizes(&idle_copies)) return 2;
   if (!AtLeast("idle_copy_chain", FLAGS_idle_copy_chain, 1) || !AtLeast("idle_copy_rounds", FLAGS_idle_copy_rounds, 1)) {
@@ -663,7 +690,7 @@ int main(int argc, char** argv) {
   };
   const int sms = prop.multiProcessorCount;
   if (FLAGS_mode == "pipeline" || FLAGS_mode == "loaded_barrier" || FLAGS_mode == "idle_copy") {
-    const int status = FLAGS_mode == "pipeline"         ? PipelineMode(prop, data, bytes, sink, chosen)
+    const int status = FLAGS_mode == "pipeline"         ? PipelineMode(prop, data, bytes, sink, chosen, pipeline_shape)
                        : FLAGS_mode == "loaded_barrier" ? LoadedBarrierMode(prop, data, bytes)
                                                         : IdleCopyMode(prop, data, bytes, idle_copies);
     cudaFree(data);
