@@ -46,6 +46,17 @@ static bool g_align_all = false;  // false: only 16-byte accesses (anywhere); tr
 static void Report(const std::string& s, uintptr_t pc_now = 0, uintptr_t pc_prev = 0) {
   if (g_races[s]++ == 0) { g_race_pc[s] = {pc_now, pc_prev}; fprintf(stderr, "first report: %s\n", s.c_str()); }
 }
+// The rule of a GEMV's F32 output (RMSNORM_GEMV, LM_HEAD, ATTN_OUT): rows [row_begin, row_end) of the
+// running task, one float each, written by lane 0 of its warp and never read; writes[row] counts them.
+static void RowOutAccess(const Buf& b, const format::TaskRecord& t, uintptr_t a, int size, bool write, uintptr_t pc,
+                         std::vector<int>& writes) {
+  const size_t e = (a - b.lo) / 4;
+  if (!write) { Report("out read", pc); return; }
+  if (size != 4 || (a & 3)) { Report("out write not one float", pc); return; }
+  if (e < t.row_begin || e >= t.row_end) Report("out write outside the task's rows", pc);
+  else if ((threadIdx.x & 31) != 0) Report("out write by a lane other than 0", pc);
+  writes[e]++;
+}
 void SyncImpl(int line) { F[g_cur].st = AT_SYNC; F[g_cur].line = line; swapcontext(&F[g_cur].ctx, &sched_ctx); }
 void SyncWarpImpl(int line, unsigned mask) {
   if (mask != 0xffffffffu) g_err += "__syncwarp with a partial mask\n";

@@ -24,15 +24,7 @@ static std::string Region(size_t byte_off) {
 // atomicAdd, lane 0; read and written once per count)
 static void BufAccess(const Buf& b, const format::TaskRecord& t, uintptr_t a, int size, bool write, uintptr_t pc) {
   const std::string n = b.name;
-  if (n == "out") {
-    const size_t e = (a - b.lo) / 4;
-    if (!write) { Report("out read", pc); return; }
-    if (size != 4 || (a & 3)) { Report("out write not one float", pc); return; }
-    if (e < t.row_begin || e >= t.row_end) Report("out write outside the task's rows", pc);
-    else if ((threadIdx.x & 31) != 0) Report("out write by a lane other than 0", pc);
-    g_out_writes[e]++;
-    return;
-  }
+  if (n == "out") { RowOutAccess(b, t, a, size, write, pc, g_out_writes); return; }
   if (n == "resid") {
     const size_t e = (a - b.lo) / 8;
     if (size != 8 || (a & 7)) { Report(std::string("FIXED64 resid ") + (write ? "write" : "read") + " not one 8-byte element", pc); return; }

@@ -32,12 +32,7 @@ static void BufAccess(const Buf& b, const format::TaskRecord& t, uintptr_t a, in
       (write ? g_out_writes : g_out_reads)[e]++;
       return;
     }
-    const size_t e = (a - b.lo) / 4;
-    if (!write) { Report("out read", pc); return; }
-    if (size != 4 || (a & 3)) { Report("out write not one float", pc); return; }
-    if (e < t.row_begin || e >= t.row_end) Report("out write outside the task's rows", pc);
-    else if ((threadIdx.x & 31) != 0) Report("out write by a lane other than 0", pc);
-    g_out_writes[e]++;
+    RowOutAccess(b, t, a, size, write, pc, g_out_writes);
     return;
   }
   if (n == "invalid") {
