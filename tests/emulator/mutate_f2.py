@@ -5,16 +5,8 @@
 #   ao_out_y     lane 0 writes out[r] = y (resid still Fix(x1))
 #   ao_skip_row  the Real/Fix of each task's first row skipped (no out, resid untouched)
 #   pair_swap    WarpRowsGemv's pair gives row r + kWarps's sum to row r and the other way round
-import os, sys, subprocess
-B = os.environ["B"]; HERE = os.path.dirname(os.path.abspath(__file__))
-def build(name, text, common=None):
-    inc = f"{B}/fake_new"
-    if common is not None:
-        d = f"{B}/mutsrc/{name}"; os.makedirs(f"{d}/cuda", exist_ok=True); open(f"{d}/cuda/common.cuh", "w").write(common); inc = f"{d} {B}/fake_new"
-    p = f"{B}/mut/{name}.cuh"; open(p, "w").write(text)
-    subprocess.run(f'source {HERE}/emu_lib.sh && emu_build {B}/mut/{name} {HERE}/ao_tu.cc {HERE}/rt_ao.cc '
-                   f'\'-DOPFILE="{p}"\' {B} {inc} {B}/real_new', shell=True, check=True, executable="/bin/bash")
-    print("built", name, flush=True)
+import sys
+from mutate import B, build
 op = open(f"{B}/ao_new.cuh").read(); common = open(f"{B}/fake_new/cuda/common.cuh").read()
 muts = {
   "ao_fix_y": ("op", "resid[r] = Fix(x1, c.p.residual_invalid);", "resid[r] = Fix(y, c.p.residual_invalid);"),
