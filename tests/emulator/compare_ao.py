@@ -17,9 +17,8 @@
 #   STEP: every n-th case only)
 import numpy as np, sys, os, random, json, re
 from multiprocessing import Pool
-from emu_common import bits_equal, run_bin, reports, bf16_to_f64
+from emu_common import bits_equal, run_bin, reports, bf16_to_f64, TWO32, fix64
 B = os.environ["B"]; BIN = f"{B}/bin"
-TWO32 = 4294967296.0; FIXED_MAX = 2.0 ** 21   # format_spec: FIXED_FRACTION_BITS 32, FIXED_MAX_MAGNITUDE
 def run(v, HD, NH, C, minc, pos, seed, poison, H, r0, r1, special, tag):
     exe = os.environ.get("NEW_BIN", f"{BIN}/{v}") if v == "AO_NEW" else f"{BIN}/{v}"   # NEW_BIN: a mutant
     r, rd = run_bin(exe, [HD, NH, C, minc, pos, seed, poison, H, r0, r1, special], f"{B}/out/{v}_{tag}.bin")
@@ -29,10 +28,6 @@ def run(v, HD, NH, C, minc, pos, seed, poison, H, r0, r1, special, tag):
              resid=take(H, np.int64), base=take(H, np.int64), wo=take(H*Q, np.uint16).reshape(H, Q))
     d["invalid"] = int(take(1, np.uint64)[0])
     return r, d
-def fix(v):
-    """format_spec fix() of float32 values v (as the kernel: v * 2^32 exact in float, rounded half to even)"""
-    v = v.astype(np.float64); ok = np.isfinite(v) & (np.abs(v) <= FIXED_MAX)
-    return np.where(ok, np.rint(np.where(ok, v, 0) * TWO32), 0).astype(np.int64), int((~ok).sum())
 def barriers(r):
     m = re.search(r"^barriers (\d+)", r.stdout, re.M); return int(m.group(1)) if m else -1
 def check(args):
@@ -78,14 +73,14 @@ def check(args):
     # float64 x1: round(x1 * 2^32) within x1's float rounding (the float32 sum's error, 2^32 * 1e-5 * den)
     outside = (idx < r0) | (idx >= r1)
     st["resid_outside_kept"] = int(np.array_equal(rn_[outside], base[outside]))
-    fq, nbad = fix(on[rows])
+    fq, fok = fix64(on[rows]); nbad = int((~fok).sum())
     st["resid_fix_out_maxdiff"] = int(np.abs(rn_[rows] - fq).max()) if r1 > r0 else 0
     qref = np.rint(gref * TWO32)
     err = np.abs(rn_[rows].astype(np.float64) - qref) if r1 > r0 else np.zeros(0)
     with np.errstate(all="ignore"):
         st["resid_ref_units"] = float(err[norm].max()) if norm.any() else 0.0                  # units of 2^-32
         st["resid_ref_rel"] = float((np.maximum(err - 1, 0) / (TWO32 * den))[norm].max()) if norm.any() else 0.0
-    want_invalid = int((~(np.isfinite(gref) & (np.abs(gref) <= FIXED_MAX))).sum()) if r1 > r0 else 0
+    want_invalid = int((~fix64(gref)[1]).sum()) if r1 > r0 else 0
     st["special"] = int(special != 0); st["special_rows"] = len(sp)
     if st["attn_new_old"] > 1e-6 or st["attn_new_ref"] > 1e-5: msgs.append("attn mismatch (tolerance) " + json.dumps(st))
     if st["out_new_old"] > 1e-5 or st["out_new_ref"] > 1e-5 or st["out_new_ref64"] > 1e-4: msgs.append("out mismatch (tolerance) " + json.dumps(st))

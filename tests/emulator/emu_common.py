@@ -1,7 +1,20 @@
 # Python helpers shared by the emulator's compare_*.py and mutate*.py (this folder; ffn/ and direct/
 # add it to sys.path).
-import os, re, subprocess
+import os, re, subprocess, sys
 import numpy as np
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "py"))
+from planner import format_spec
+
+# Package format 2's FIXED64 residual (format_spec): real(q) = q / TWO32; fix() only for |v| <= FIXED_MAX.
+TWO32 = 2.0 ** format_spec.FIXED_FRACTION_BITS
+FIXED_MAX = format_spec.FIXED_MAX_MAGNITUDE
+
+def fix64(v):
+    """format_spec fix() of the values v (taken as float64: a float32 v times 2^32 is exact, as in the
+    kernel), rounded half to even -> (int64 values, the mask of values in range; 0 where out of it)."""
+    v = np.asarray(v, dtype=np.float64)
+    ok = np.isfinite(v) & (np.abs(v) <= FIXED_MAX)
+    return np.where(ok, np.rint(np.where(ok, v, 0) * TWO32), 0).astype(np.int64), ok
 
 def bf16_to_f64(u):
     """uint16 BF16 bits -> float64 values."""

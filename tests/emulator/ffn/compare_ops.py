@@ -13,10 +13,9 @@
 import numpy as np, sys, os, random, json
 from multiprocessing import Pool
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from emu_common import bits_equal as beq, run_bin, reports, bf16_to_f64 as bf
+from emu_common import bits_equal as beq, run_bin, reports, bf16_to_f64 as bf, TWO32, fix64, format_spec
 B = os.environ["B"]; EPS = 1e-5
-TWO32 = 4294967296.0; FIXED_MAX = 2.0 ** 21   # format_spec: FIXED_FRACTION_BITS 32, FIXED_MAX_MAGNITUDE
-NONFINITE = -1                                  # format_spec CANDIDATE_NONFINITE
+NONFINITE = format_spec.CANDIDATE_NONFINITE
 def run(v, args, tag):
     op, K, r0, nr, nt = args[:5]
     exe = os.environ.get("NEW_BIN", f"{B}/bin/NEW") if v == "NEW" else f"{B}/bin/{v}"   # EMU512: NEW_BIN = a mutant
@@ -76,8 +75,8 @@ def check(args):
             gg, uu = Wg[rows] @ xn, Wu[rows] @ xn; h = gg / (1 + np.exp(-gg)) * uu
             with np.errstate(all="ignore"):
                 ref = h @ Wd[rows]; sc = np.abs(h) @ np.abs(Wd[rows]) + 1e-30
-            bad = ~np.isfinite(ref) | (np.abs(ref) > FIXED_MAX); want_invalid += int(bad.sum())
-            tot += np.where(bad, 0, np.round(np.where(bad, 0, ref) * TWO32) / TWO32); totsc += np.where(bad, 0, sc)
+            q, ok = fix64(ref); want_invalid += int((~ok).sum())
+            tot += q / TWO32; totsc += np.where(ok, sc, 0)
         fin = np.isfinite(ref)   # the last task's part (work area [0, K)) against its reference
         pn, po = n["work"][:K], o["work"][:K]
         st["part_new_old"] = rel(pn[fin], po[fin].astype(np.float64), np.abs(po[fin]).max() + 1e-30)
