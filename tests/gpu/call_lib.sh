@@ -6,7 +6,8 @@
 #                                    .gpu/*.tar.xz, probe with .gpu/bin/probe into
 #                                    $W/target.json, make the packages of $CALL_MODELS there
 #                                    (default llama1b_shape,smollm2_shape) and print each
-#                                    build's registers line (.gpu/*/worker_kernel_worker.ptxas.txt).
+#                                    build's sm_90 registers line of each worker kernel
+#                                    (.gpu/*/worker_kernel_worker.ptxas.txt).
 #                                    Call it with its output unredirected: the copy is set up
 #                                    inside it, so `call_begin ... >/dev/null` logs nothing after
 #                                    it returns
@@ -55,7 +56,7 @@ call_begin() {
     --models="${CALL_MODELS:-llama1b_shape,smollm2_shape}" 2>&1 | grep -v "^I"
   for d in .gpu/*/; do
     [ -f "$d/worker_kernel_worker.ptxas.txt" ] &&
-      echo "${d%/}: $(grep -E 'registers' "$d/worker_kernel_worker.ptxas.txt" | tail -1)"
+      echo "${d%/}: $(bash tests/gpu/worker_registers.sh "$d/worker_kernel_worker.ptxas.txt")"
   done
   return 0
 }

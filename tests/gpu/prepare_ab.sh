@@ -26,7 +26,7 @@ for k in "${!refs[@]}"; do
   (cd "$tmp/w$k" && bash tests/gpu/prepare.sh > "$tmp/w$k.log" 2>&1) || { tail -20 "$tmp/w$k.log"; exit 1; }
   cp -r "$tmp/w$k/.gpu/bin" "$tmp/pack/$packed"
   (cd "$tmp/w$k" && bazel shutdown >/dev/null 2>&1 || true)
-  echo "$packed = $ref ($rev): $(grep -E 'registers' "$tmp/pack/$packed/worker_kernel_worker.ptxas.txt" | tail -1)"
+  echo "$packed = $ref ($rev): $(bash tests/gpu/worker_registers.sh "$tmp/pack/$packed/worker_kernel_worker.ptxas.txt")"
 done
 # One xz block with a 64 MB window (-9, one thread: more threads cut the stream into separately
 # packed blocks): the builds are nearly the same bytes, where tar -J's default 8 MB window
