@@ -21,7 +21,7 @@ done
 for tool in memcheck synccheck; do CALL_SECONDS=$SECONDS SAN_DEADLINE=260 bash tests/gpu/sanitize_one.sh bin $tool tiny_h2304; done
 CALL_MODELS=llama1b_shape,smollm2_shape call_logits a=.gpu/a v=.gpu/bin
 for m in llama3b_shape llama8b_shape; do
-  tol=2e-3; [ $m = llama8b_shape ] && tol=5e-3
+  tol=$(bash tests/gpu/gpu_check_tolerance.sh $m)
   timeout 60 .gpu/bin/gpu_check --package="$W/$m.tpkg" --contexts=1 --cpu_contexts=1 --runs=0 --tolerance=$tol \
     --sampling_checks=0 --check_target=false 2>&1 | grep -E "rel|PASS|FAIL"
 done
