@@ -239,15 +239,37 @@ __device__ __forceinline__ float4 Load4(const long long* x, int i) {
 __device__ __forceinline__ float Load1(const float* x, int i) { return x[i]; }
 __device__ __forceinline__ float Load1(const long long* x, int i) { return Real(x[i]); }
 
+// Four consecutive elements of an activation from i (16-byte aligned) through the global state
+// space at L2 (ld.global.cg): unlike a generic load, it cannot alias shared memory, so a loop
+// that stores into shared memory between its loads may still issue them together.
+__device__ __forceinline__ float4 Load4Global(const float* x, int i) {
+  return __ldcg(reinterpret_cast<const float4*>(x + i));
+}
+__device__ __forceinline__ float4 Load4Global(const long long* x, int i) {
+  const longlong2 a = __ldcg(reinterpret_cast<const longlong2*>(x + i));
+  const longlong2 b = __ldcg(reinterpret_cast<const longlong2*>(x + i + 2));
+  return make_float4(Real(a.x), Real(a.y), Real(b.x), Real(b.y));
+}
+
 // xn = x * g / sqrt(mean(x^2) + eps) into shared memory (RMSNorm). x is an activation
-// written by other blocks in earlier waves (F32, or the FIXED64 residual): plain loads,
-// never the read-only path. When n allows (n % 4 == 0, n <= 4 * kNormVec * kThreads, x 16-
-// and g 8-byte aligned), every thread issues all its loads of x and g at once (4 elements
-// and 4 BF16; xn 16-byte aligned), so the norm costs one memory round trip before its block
-// reduction, not one per iteration.
+// written by other blocks in earlier waves (F32, or the FIXED64 residual): plain or L2
+// loads, never the read-only path. Three forms, by n; the first two need n % 4 == 0, x and
+// xn 16-byte and g 8-byte aligned:
+// - n <= 4 * kNormVec * kThreads (the 1B, SmolLM2): every thread issues all its loads of x
+//   and g at once (4 elements and 4 BF16) and keeps them in registers across the block
+//   reduction: one memory round trip.
+// - larger n (the Llama 3.2 3B's 3,072, 3.1 8B's 4,096), in the kWideNorm instantiation only
+//   (worker.h WorkerWideNorm: the host launches that kernel for hidden sizes above 2,048, so
+//   that the other kernel's code is main's, byte for byte; docs/PERFORMANCE.md, v51t): each
+//   thread's groups of 4, two at a time, x through L2 loads (Load4Global) into xn, then after the reduction g's groups: two
+//   round trips, where the element-by-element loop took 2.3-3.1 us a task against the first
+//   form's 0.8 (docs/PERFORMANCE.md, call PT3B, v51). Neither kNormVec 2 (registers) nor g
+//   staged in shared memory during the first pass fit sm_90's 128 registers without spills.
+// - anything else (e.g. tiny test models): one element a thread at a time.
+// The sum of squares is per thread in its elements' order, then BlockSum's fixed tree.
 constexpr int kNormVec = 1;
 
-template <typename T>
+template <bool kWideNorm, typename T>
 __device__ __forceinline__ void RmsNormToShared(const T* x, const uint16_t* g, int n, float eps,
                                                 float* xn, float* scratch) {
   const bool vec = (n & 3) == 0 && n <= 4 * kNormVec * kThreads &&
@@ -274,6 +296,24 @@ __device__ __forceinline__ void RmsNormToShared(const T* x, const uint16_t* g, i
             make_float4(v[u].x * inv * Bf16Lo(gw[u].x), v[u].y * inv * Bf16Hi(gw[u].x),
                         v[u].z * inv * Bf16Lo(gw[u].y), v[u].w * inv * Bf16Hi(gw[u].y));
       }
+    }
+  } else if (kWideNorm && (n & 3) == 0 &&
+             ((reinterpret_cast<uintptr_t>(x) & 15) | (reinterpret_cast<uintptr_t>(xn) & 15) |
+              (reinterpret_cast<uintptr_t>(g) & 7)) == 0) {
+    float ss = 0;
+#pragma unroll 2
+    for (int i4 = threadIdx.x; i4 < n / 4; i4 += kThreads) {
+      const float4 v = Load4Global(x, 4 * i4);
+      *reinterpret_cast<float4*>(xn + 4 * i4) = v;
+      ss += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
+    }
+    const float inv = 1.0f / sqrtf(BlockSum(ss, scratch) / static_cast<float>(n) + eps);
+#pragma unroll 2
+    for (int i4 = threadIdx.x; i4 < n / 4; i4 += kThreads) {
+      const float4 v = *reinterpret_cast<const float4*>(xn + 4 * i4);
+      const uint2 gw = __ldg(reinterpret_cast<const uint2*>(g) + i4);
+      *reinterpret_cast<float4*>(xn + 4 * i4) =
+          make_float4(v.x * inv * Bf16Lo(gw.x), v.y * inv * Bf16Hi(gw.x), v.z * inv * Bf16Lo(gw.y), v.w * inv * Bf16Hi(gw.y));
     }
   } else {
     float ss = 0;

@@ -24,14 +24,15 @@ namespace cg = cooperative_groups;
 namespace tileinfer {
 namespace device {
 
+template <bool kWideNorm>
 __device__ __forceinline__ void RunTask(const format::TaskRecord& t, const StepContext& c) {
   switch (static_cast<format::Opcode>(t.opcode)) {
     case format::Opcode::EMBED: OpEmbed(t, c); break;
-    case format::Opcode::RMSNORM_GEMV: OpRmsNormGemv(t, c, c.p.hidden); break;
+    case format::Opcode::RMSNORM_GEMV: OpRmsNormGemv<kWideNorm>(t, c, c.p.hidden); break;
     case format::Opcode::ATTENTION: OpAttention(t, c); break;
     case format::Opcode::ATTN_OUT: OpAttnOut(t, c); break;
-    case format::Opcode::FFN: OpFfn(t, c); break;
-    case format::Opcode::LM_HEAD: OpLmHead(t, c); break;
+    case format::Opcode::FFN: OpFfn<kWideNorm>(t, c); break;
+    case format::Opcode::LM_HEAD: OpLmHead<kWideNorm>(t, c); break;
     default: break;  // unreachable: the host validated every opcode
   }
 }
@@ -61,6 +62,8 @@ __device__ __forceinline__ void Finish(const WorkerParams& p, bool recorder, int
   }
 }
 
+// kWideNorm: RmsNormToShared's form for hidden sizes above 2,048 compiled in (WorkerWideNorm).
+template <bool kWideNorm>
 __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p) {
   extern __shared__ float smem[];
   __shared__ float scratch[kWarps];
@@ -105,9 +108,9 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
 #ifdef TILEINFER_PHASE_TRACE
         unsigned long long* phases =
             trace && p.trace_phases != nullptr ? p.trace_phases + static_cast<size_t>(i) * kMaxPhases : nullptr;
-        RunTask(t, StepContext{p, token, pos, smem, scratch, phases});
+        RunTask<kWideNorm>(t, StepContext{p, token, pos, smem, scratch, phases});
 #else
-        RunTask(t, StepContext{p, token, pos, smem, scratch});
+        RunTask<kWideNorm>(t, StepContext{p, token, pos, smem, scratch});
 #endif
         if (trace_block) {
           __syncthreads();
@@ -213,45 +216,54 @@ size_t WorkerSharedBytes(int hidden, int q_dim, int head_dim, int group, int max
   return floats * sizeof(float);
 }
 
-std::string WorkerOccupancy(size_t shared_bytes, int* blocks_per_sm, int* registers, int* local_bytes) {
-  cudaError_t err = cudaFuncSetAttribute(device::WorkerKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+bool WorkerWideNorm(int hidden) { return hidden > 4 * device::kNormVec * kWorkerThreads; }
+
+namespace {
+const void* WorkerKernelFor(bool wide_norm) {
+  return wide_norm ? reinterpret_cast<const void*>(device::WorkerKernel<true>)
+                   : reinterpret_cast<const void*>(device::WorkerKernel<false>);
+}
+}  // namespace
+
+std::string WorkerOccupancy(bool wide_norm, size_t shared_bytes, int* blocks_per_sm, int* registers, int* local_bytes) {
+  const void* kernel = WorkerKernelFor(wide_norm);
+  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(shared_bytes));
   if (err != cudaSuccess) return std::string("cudaFuncSetAttribute: ") + cudaGetErrorString(err);
-  err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, device::WorkerKernel, kWorkerThreads,
-                                                      shared_bytes);
+  err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, kernel, kWorkerThreads, shared_bytes);
   if (err != cudaSuccess) return std::string("cudaOccupancyMaxActiveBlocksPerMultiprocessor: ") + cudaGetErrorString(err);
   cudaFuncAttributes attr;
-  err = cudaFuncGetAttributes(&attr, device::WorkerKernel);
+  err = cudaFuncGetAttributes(&attr, kernel);
   if (err != cudaSuccess) return std::string("cudaFuncGetAttributes: ") + cudaGetErrorString(err);
   *registers = attr.numRegs;
   *local_bytes = static_cast<int>(attr.localSizeBytes);
   return "";
 }
 
-std::string SetWorkerCarveout(int percent) {
+std::string SetWorkerCarveout(bool wide_norm, int percent) {
   if (percent < 0) return "";
   const cudaError_t err =
-      cudaFuncSetAttribute(device::WorkerKernel, cudaFuncAttributePreferredSharedMemoryCarveout, percent);
+      cudaFuncSetAttribute(WorkerKernelFor(wide_norm), cudaFuncAttributePreferredSharedMemoryCarveout, percent);
   if (err != cudaSuccess) return std::string("cudaFuncSetAttribute(carveout): ") + cudaGetErrorString(err);
   return "";
 }
 
-std::string WorkerStaticSharedBytes(size_t* bytes) {
+std::string WorkerStaticSharedBytes(bool wide_norm, size_t* bytes) {
   cudaFuncAttributes attr;
-  const cudaError_t err = cudaFuncGetAttributes(&attr, device::WorkerKernel);
+  const cudaError_t err = cudaFuncGetAttributes(&attr, WorkerKernelFor(wide_norm));
   if (err != cudaSuccess) return std::string("cudaFuncGetAttributes: ") + cudaGetErrorString(err);
   *bytes = attr.sharedSizeBytes;
   return "";
 }
 
 std::string LaunchWorker(const WorkerParams& params, int workers, size_t shared_bytes) {
-  cudaError_t err = cudaFuncSetAttribute(device::WorkerKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  const void* kernel = WorkerKernelFor(WorkerWideNorm(params.hidden));
+  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(shared_bytes));
   if (err != cudaSuccess) return std::string("cudaFuncSetAttribute: ") + cudaGetErrorString(err);
   WorkerParams p = params;
   void* args[] = {&p};
-  err = cudaLaunchCooperativeKernel(reinterpret_cast<void*>(device::WorkerKernel), dim3(workers),
-                                    dim3(kWorkerThreads), args, shared_bytes, nullptr);
+  err = cudaLaunchCooperativeKernel(kernel, dim3(workers), dim3(kWorkerThreads), args, shared_bytes, nullptr);
   if (err != cudaSuccess) return std::string("cudaLaunchCooperativeKernel: ") + cudaGetErrorString(err);
   return "";
 }

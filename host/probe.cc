@@ -3,11 +3,12 @@
 //
 //   probe [--shared_bytes=N] [--device=0]
 //
-// workers_per_sm is the occupancy of the compiled worker kernel at --shared_bytes of dynamic
-// shared memory (the host refuses a plan with more workers than fit, so a wrong guess here
-// fails loudly at load, never hangs).
+// workers_per_sm is the occupancy of the compiled worker kernels (the lower of the two,
+// cuda/worker.h WorkerWideNorm) at --shared_bytes of dynamic shared memory (the host refuses
+// a plan with more workers than fit, so a wrong guess here fails loudly at load, never hangs).
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -28,11 +29,19 @@ int main(int argc, char** argv) {
                  "target file (--target=h200) instead\n", cudaGetErrorString(err));
     return 1;
   }
+  // Both compilations of the worker (cuda/worker.h WorkerWideNorm): the target holds the more
+  // demanding, so that a plan fits whichever kernel its model runs.
   int blocks = 0, regs = 0, local = 0;
-  const std::string occ = tileinfer::WorkerOccupancy(FLAGS_shared_bytes, &blocks, &regs, &local);
-  if (!occ.empty()) {
-    std::fprintf(stderr, "error: %s\n", occ.c_str());
-    return 1;
+  for (const bool wide : {false, true}) {
+    int b = 0, r = 0, l = 0;
+    const std::string occ = tileinfer::WorkerOccupancy(wide, FLAGS_shared_bytes, &b, &r, &l);
+    if (!occ.empty()) {
+      std::fprintf(stderr, "error: %s\n", occ.c_str());
+      return 1;
+    }
+    blocks = wide ? std::min(blocks, b) : b;
+    regs = std::max(regs, r);
+    local = std::max(local, l);
   }
   std::printf(
       "{\n  \"name\": \"%s\",\n  \"compute_capability\": [%d, %d],\n  \"sm_count\": %d,\n"

@@ -48,6 +48,7 @@ inline __nv_bfloat16 __float2bfloat16_rn(float f) {  // round to nearest even, N
 }
 inline uint16_t __bfloat16_as_ushort(__nv_bfloat16 b) { return b.x; }
 template <typename T> inline T __ldg(const T* p) { return *p; }
+template <typename T> inline T __ldcg(const T* p) { return *p; }
 inline int min(int a, int b) { return a < b ? a : b; }
 inline int max(int a, int b) { return a > b ? a : b; }
 using std::isfinite;

@@ -161,6 +161,13 @@ def cases():
         cs.append((5, H, rnd.randint(0, 300), rnd.choice([9, 17, 33]), 2, rnd.randint(0, 10**6), 1, rnd.choice([0, 1, 6]), 2))
     for K in (2048, 576, 40, 36):
         cs.append((7, K, rnd.randint(0, 300), rnd.choice([7, 20, 33]), 2, rnd.randint(0, 10**6), 1, rnd.choice([0, 1, 2]), 4))
+    # v51 extras (10, after the 768): the FIXED64 norm above 2,048 (RmsNormToShared's staged form:
+    # K 3,072 as the 3B, 1.5 groups of 4 a thread; 3,076 with the GEMV's k % 8 fallback; x misaligned:
+    # the scalar form). The FFN's (F32) staged form: the H 4,096 cases above.
+    rnd = random.Random(51)
+    for op in (2, 7):
+        for K, nr, xm in ((3072, 3, 0), (3072, 16, 0), (3072, 9, 1), (3072, 40, 2), (3076, 7, 0)):
+            cs.append((op, K, rnd.randint(0, 300), nr, 2, rnd.randint(0, 10**6), 1, xm, 0))
     return cs
 if __name__ == "__main__":
     cs = cases()
