@@ -30,9 +30,13 @@ from tools import trace_report
 
 FLAGS = flags.FLAGS
 flags.DEFINE_multi_string("build", [], "NAME=SASS:CSV of one build (repeat for several).")
+flags.DEFINE_bool("wide_kernel", False, "Read the worker kernel of hidden sizes above 2,048 (cuda/worker.h "
+                  "WorkerWideNorm), not the other one: the kernel the profiled model ran.")
 
 FFN_PHASES = [(1, 30, "norm"), (31, 41, "gate/up"), (42, 10 ** 9, "down")]
-KERNEL = "WorkerKernelENS_12WorkerParams"
+# The worker kernel's mangled names in the SASS: WorkerKernel<false> (or the one kernel of builds
+# before the two), WorkerKernel<true> (cuda/worker.h WorkerWideNorm).
+KERNELS = {False: ("WorkerKernelENS_12WorkerParams", "WorkerKernelILb0E"), True: ("WorkerKernelILb1E",)}
 TOTAL = "Warp Stall Sampling (All Samples)"
 SHOWN = ["stall_long_sb", "stall_barrier", "stall_no_inst", "stall_wait", "stall_short_sb",
          "stall_branch_resolving", "stall_selected"]
@@ -59,14 +63,16 @@ def region_of(files_lines):
     return None
 
 
-def sass_regions(text):
+def sass_regions(text, wide=False):
     """The worker kernel's instructions in `nvdisasm -c -gi` text -> ({offset: region},
-    {offset: opcode}), offsets in bytes from the kernel's start. ValueError when the text holds
-    no worker kernel."""
+    {offset: opcode}), offsets in bytes from the kernel's start; `wide`: WorkerKernel<true>, else
+    WorkerKernel<false> (KERNELS). ValueError when the text holds no such kernel."""
     lines = text.split("\n")
-    starts = [i for i, l in enumerate(lines) if l.startswith("//---") and KERNEL in l]
+    names = KERNELS[wide]
+    starts = [i for i, l in enumerate(lines) if l.startswith("//---") and any(k in l for k in names)]
     if not starts:
-        raise ValueError(f"no {KERNEL} function in the SASS: give nvdisasm -c -gi of the worker's cubin")
+        raise ValueError(f"no {' or '.join(names)} function in the SASS: give nvdisasm -c -gi of the worker's "
+                         "cubin (--wide_kernel: the kernel of hidden sizes above 2,048)")
     owner, opcode, current = {}, {}, "worker"
     for l in lines[starts[0] + 1:]:
         if l.startswith("//---"):
@@ -154,7 +160,7 @@ def main(argv):
         try:
             name, sass, csv_path = parse_build_arg(text)
             with trace_report.open_text(sass) as f:
-                owner, opcode = sass_regions(f.read())
+                owner, opcode = sass_regions(f.read(), FLAGS.wide_kernel)
             with trace_report.open_text(csv_path) as f:
                 builds.append((name,) + summarize(owner, opcode, f.read()))
         except (OSError, ValueError) as e:  # a missing file, a wrong file, a malformed --build

@@ -90,6 +90,18 @@ def test_table_orders_by_first_build_and_shows_percentages():
     assert float(gate_b[8]) == pytest.approx(50.0)
 
 
+def test_two_kernel_builds_pick_the_kernel_asked_for():
+    # WorkerKernel<false> under its template name reads as the old one; <true> only when asked.
+    narrow = SASS.replace("WorkerKernelENS_12WorkerParamsE", "WorkerKernelILb0EEEvNS_12WorkerParamsE")
+    assert ncu_regions.sass_regions(narrow) == ncu_regions.sass_regions(SASS)
+    with pytest.raises(ValueError, match="WorkerKernelILb1E"):
+        ncu_regions.sass_regions(narrow, wide=True)
+    wide = SASS.replace("WorkerKernelENS_12WorkerParamsE", "WorkerKernelILb1EEEvNS_12WorkerParamsE")
+    assert ncu_regions.sass_regions(wide, wide=True) == ncu_regions.sass_regions(SASS)
+    with pytest.raises(ValueError, match="WorkerKernelILb0E"):
+        ncu_regions.sass_regions(wide)
+
+
 def test_bad_inputs_say_what_to_give():
     with pytest.raises(ValueError, match="WorkerKernel"):
         ncu_regions.sass_regions("//--- .text.other\n /*0000*/ NOP ;\n")

@@ -2,12 +2,19 @@
 #include "cuda/op_ffn.cuh"
 #include "cuda/op_rmsnorm_gemv.cuh"
 #include "cuda/op_lm_head.cuh"
+// EMU_WIDE_NORM (setup.sh, for a version with WorkerKernel<kWideNorm>): the ops' wide instantiation,
+// the one that holds every form of RmsNormToShared (the narrow one lacks the form above 2,048).
+#ifdef EMU_WIDE_NORM
+#define EMU_NORM <true>
+#else
+#define EMU_NORM
+#endif
 namespace emu {
 void RunOp(const tileinfer::format::TaskRecord& t, const tileinfer::device::StepContext& c) {
   switch (t.opcode) {
-    case 2: tileinfer::device::OpRmsNormGemv(t, c, c.p.hidden); break;
-    case 5: tileinfer::device::OpFfn(t, c); break;
-    case 7: tileinfer::device::OpLmHead(t, c); break;
+    case 2: tileinfer::device::OpRmsNormGemv EMU_NORM(t, c, c.p.hidden); break;
+    case 5: tileinfer::device::OpFfn EMU_NORM(t, c); break;
+    case 7: tileinfer::device::OpLmHead EMU_NORM(t, c); break;
   }
 }
 }  // namespace emu

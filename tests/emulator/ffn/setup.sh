@@ -6,8 +6,12 @@
 #   usage: W=<branch worktree> OLDW=<main worktree> B=<build dir> bash setup.sh
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd); source $HERE/../emu_lib.sh
-# ffn_build NAME new|old [extra include dir first] [bin dir]   (also used by mutate*.py)
-ffn_build() { emu_build $B/${4:-bin}/$1 $HERE/ops_tu.cc $HERE/rt_ops.cc "" $B ${3:-} $B/fake_$2 $B/real_$2; }
+# ffn_build NAME new|old [extra include dir first] [bin dir]   (also used by mutate*.py); a version whose
+# RmsNormToShared has kWideNorm runs the ops' wide instantiation (ops_tu.cc EMU_WIDE_NORM)
+ffn_build() {
+  local wide=""; grep -q kWideNorm $B/fake_$2/cuda/common.cuh && wide=-DEMU_WIDE_NORM
+  emu_build $B/${4:-bin}/$1 $HERE/ops_tu.cc $HERE/rt_ops.cc "$wide" $B ${3:-} $B/fake_$2 $B/real_$2
+}
 [ "${1:-}" = lib ] && return 0  # sourced by mutate*.py for ffn_build
 W=${W:?}; OLDW=${OLDW:?}; B=${B:?}
 mkdir -p $B/{out,mut,bin}
