@@ -260,10 +260,10 @@ __device__ __forceinline__ float4 Load4Global(const long long* x, int i) {
 //   reduction: one memory round trip.
 // - larger n (the Llama 3.2 3B's 3,072, 3.1 8B's 4,096), in the kWideNorm instantiation only
 //   (worker.h WorkerWideNorm: the host launches that kernel for hidden sizes above 2,048, so
-//   that the other kernel's code is main's, byte for byte; docs/PERFORMANCE.md, v51t): each
-//   thread's groups of 4, two at a time, x through L2 loads (Load4Global) into xn, then after the reduction g's groups: two
-//   round trips, where the element-by-element loop took 2.3-3.1 us a task against the first
-//   form's 0.8 (docs/PERFORMANCE.md, call PT3B, v51). Neither kNormVec 2 (registers) nor g
+//   that the other kernel's code stays as it was; docs/PERFORMANCE.md, v51t): each thread's
+//   groups of 4, two at a time, x through L2 loads (Load4Global) into xn, then after the
+//   reduction g's groups: two round trips, where the element-by-element loop took 2.3-3.1 us
+//   a task against the first form's 0.8 (docs/PERFORMANCE.md, call PT3B, v51). Neither kNormVec 2 (registers) nor g
 //   staged in shared memory during the first pass fit sm_90's 128 registers without spills.
 // - anything else (e.g. tiny test models): one element a thread at a time.
 // The sum of squares is per thread in its elements' order, then BlockSum's fixed tree.

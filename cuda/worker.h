@@ -170,7 +170,8 @@ std::string SetWorkerCarveout(bool wide_norm, int percent);
 // Static shared memory (bytes) the compiled kernel uses beside the dynamic part.
 std::string WorkerStaticSharedBytes(bool wide_norm, size_t* bytes);
 
-// Cooperative launch of `workers` blocks of the kernel for params.hidden. Returns a CUDA error string, empty on success.
+// Cooperative launch of `workers` blocks of the kernel for params.hidden (WorkerWideNorm).
+// Returns a CUDA error string, empty on success.
 std::string LaunchWorker(const WorkerParams& params, int workers, size_t shared_bytes);
 
 // The worker's in-kernel sampler (cuda/op_sample.cuh) run alone on one finite row of logits,
