@@ -20,6 +20,11 @@ struct Tokenizer::Patterns {
 
 namespace {
 
+// ICU's time limit of one match attempt (RegexMatcher::setTimeLimit, in its steps): far above
+// what a real pattern needs on the longest text a context holds (a 100,000-byte word splits
+// in ~0.5 s all told), and a bound where a pattern backtracks without end.
+constexpr int32_t kRegexTimeLimit = 5000;
+
 // GPT-2's byte-to-symbol table: printable bytes stand for themselves, the other 68 bytes
 // are shifted to code points 256.. so that every byte is a visible character.
 std::vector<uint32_t> ByteToCodePoint() {
@@ -228,6 +233,10 @@ void Tokenizer::PreTokenize(const std::string& text, size_t begin, size_t end,
     for (size_t p = 0; p < patterns_->compiled.size() && U_SUCCESS(status); ++p) {
       std::unique_ptr<icu::RegexMatcher> m(patterns_->compiled[p]->matcher(status));
       if (U_FAILURE(status)) break;
+      // A pattern that backtracks without end on some text (e.g. "(a|a)+$") would hang the
+      // request: each match attempt may take kRegexTimeLimit of ICU's steps (its docs: "on
+      // the order of milliseconds" each), then fails with U_REGEX_TIME_OUT.
+      m->setTimeLimit(kRegexTimeLimit, status);
       m->reset(&input);
       next.clear();
       for (const auto& [b, e] : pieces) {
@@ -244,6 +253,12 @@ void Tokenizer::PreTokenize(const std::string& text, size_t begin, size_t end,
       }
       if (U_FAILURE(status)) {
         utext_close(&input);
+        if (status == U_REGEX_TIME_OUT) {
+          throw Error("tokenizer: pre-tokenizer pattern '" + patterns_->source[p] +
+                      "' ran past its time limit on this text (a pattern that backtracks without "
+                      "end, as no Hugging Face tokenizer's does): fix the package's tokenizer, or "
+                      "pass token ids (--prompt_ids)");
+        }
         throw Error("tokenizer: pre-tokenizer pattern '" + patterns_->source[p] + "' failed in ICU (" +
                     u_errorName(status) + ")");
       }

@@ -235,6 +235,24 @@ TEST(Tokenizer, RefusesBadInputAndBadSections) {
   EXPECT_THROW(Tokenizer::FromJson("{\"vocab\": []}"), Error);
 }
 
+// A pattern that backtracks exponentially on a run of a's without a match ends in a clear
+// error (ICU's time limit), not a hang; a real pattern on a long word is unaffected.
+TEST(Tokenizer, ABacktrackingPatternFailsInsteadOfHanging) {
+  Vocab v;
+  v.regexes = {"(a|a)+$"};
+  const Tokenizer t = v.Build();
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    t.Encode(std::string(40, 'a') + "b");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("ran past its time limit"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+  Vocab gpt2;
+  EXPECT_EQ(gpt2.Build().Encode(std::string(100000, 'x')).size(), 100000u);  // byte ids, no merges
+}
+
 // The golden package's tokenizer (tests/reference/tiny_models.py, vocab 97): the three
 // special tokens, then the symbols of bytes 32..125, and no merges.
 TEST(Tokenizer, GoldenPackage) {
