@@ -59,8 +59,8 @@ def _read_json(path: pathlib.Path, required: bool) -> dict | None:
     try:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
-        raise CheckpointError(f"{path}: cannot read JSON: {e}") from e
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise CheckpointError(f"{path}: cannot read JSON (UTF-8): {e}") from e
     if not isinstance(data, dict):
         raise CheckpointError(f"{path}: expected a JSON object, got {type(data).__name__}")
     return data

@@ -9,6 +9,7 @@ table), and the predicted floor in ms/token at --bandwidth_gbps (default: the ta
 """
 
 import dataclasses
+import math
 import os
 import sys
 from typing import Optional
@@ -133,15 +134,15 @@ def build_package(checkpoint_source: str, target_path_or_name, out: str, max_con
         it replaces `out` (a file that fails leaves `out` as it was).
     Raises:
       CheckpointError, ConfigError, TokenizerError, TargetError, PlanError, PackageError,
-      OSError: each names what is wrong. ValueError: bandwidth_gbps not positive, or a plan
+      OSError: each names what is wrong. ValueError: bandwidth_gbps not positive and finite, or a plan
       parameter out of range (plan.make_plan).
     """
     from planner import checkpoint as checkpoint_lib  # heavy (safetensors); only here
     from planner import tokenizer_spec
 
-    if bandwidth_gbps is not None and not bandwidth_gbps > 0:
-        raise ValueError(f"--bandwidth_gbps={bandwidth_gbps}: give a positive bandwidth in GB/s, "
-                         f"or leave it out for the target's")
+    if bandwidth_gbps is not None and not (bandwidth_gbps > 0 and math.isfinite(bandwidth_gbps)):
+        raise ValueError(f"--bandwidth_gbps={bandwidth_gbps}: give a positive, finite bandwidth "
+                         f"in GB/s, or leave it out for the target's")
     package_lib.check_out_path(out)  # before the slow part: the checkpoint and the plan
     target = (target_path_or_name if isinstance(target_path_or_name, target_lib.Target)
               else target_lib.resolve_target(target_path_or_name))
@@ -199,6 +200,16 @@ def target_from_flag(value: str) -> str:
     return paths.from_invocation_dir(value) if os.sep in value or value.endswith(".json") else value
 
 
+def _file_identity(path: str) -> Optional[tuple]:
+    """(device, inode) of the file at `path`, None if there is none: write_package's rename
+    gives `path` its temporary file's inode, so a change says the new package is in place."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])} (all options are "
@@ -212,6 +223,7 @@ def main(argv):
         checkpoint = local
     target = target_from_flag(FLAGS.target)
     out = paths.from_invocation_dir(FLAGS.out)
+    before = _file_identity(out)
     try:
         result = build_package(checkpoint, target, out, FLAGS.max_context,
                                revision=FLAGS.revision, **plan_flag_values())
@@ -221,9 +233,12 @@ def main(argv):
         print(f"planner: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM or SIGHUP (signals.install)
-        print(f"planner: interrupted ({signals.name_of(e)}): {out} holds no partial package "
-              f"(it is replaced only by a complete, checked file), and no temporary file is "
-              f"left", file=sys.stderr)
+        if _file_identity(out) != before:  # the signal came after the rename
+            state = f"{out} was already replaced by the new package, complete and checked"
+        else:
+            state = (f"{out} holds no partial package (it is replaced only by a complete, "
+                     f"checked file), and no temporary file is left")
+        print(f"planner: interrupted ({signals.name_of(e)}): {state}", file=sys.stderr)
         return signals.end_by(e)  # a shell loop around the planner stops too
     print(result.summary)
     print(f"wrote {result.path} ({result.file_bytes:,} bytes)")

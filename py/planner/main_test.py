@@ -103,10 +103,49 @@ def test_cli_rejects_stray_arguments_and_reports_errors(checkpoint, tmp_path):
     r = run_cli(f"--checkpoint={checkpoint}", "--out=")
     assert r.returncode != 0 and "--out is empty" in r.stderr
     r = run_cli(f"--checkpoint={checkpoint}", f"--out={tmp_path / 'm.tpkg'}", "--bandwidth_gbps=-5")
-    assert r.returncode != 0 and "--bandwidth_gbps=-5.0: give a positive bandwidth" in r.stderr
+    assert r.returncode != 0 and "--bandwidth_gbps=-5.0: give a positive, finite bandwidth" in r.stderr
+    r = run_cli(f"--checkpoint={checkpoint}", f"--out={tmp_path / 'm.tpkg'}", "--bandwidth_gbps=inf")
+    assert r.returncode == 1 and "--bandwidth_gbps=inf: give a positive, finite bandwidth" in r.stderr
+    notes = tmp_path / "notes.txt"
+    notes.write_text("keep")
+    r = run_cli(f"--checkpoint={checkpoint}", f"--out={notes}")
+    assert r.returncode == 1 and "exists and is not a TileInfer package" in r.stderr
+    assert notes.read_text() == "keep"
     r = run_cli(f"--checkpoint={checkpoint}", f"--out={tmp_path / 'no' / 'm.tpkg'}")
     assert r.returncode == 1 and "does not exist: create it first" in r.stderr
     assert not (tmp_path / "m.tpkg").exists()
+
+
+_SIGNAL_AFTER_RENAME = """
+import os, sys
+from absl import app
+from planner import main as m
+def build(checkpoint, target, out, *args, **kw):
+    with open(out + ".tmp", "wb") as f:
+        f.write(b"new")
+    os.replace(out + ".tmp", out)  # as write_package's rename
+    raise KeyboardInterrupt  # Ctrl-C just after it
+m.build_package = build
+sys.argv = ["planner", "--checkpoint=" + sys.argv[1], "--out=" + sys.argv[2]]
+app.run(m.main)
+"""
+
+
+@pytest.mark.parametrize("replaced", [False, True])
+def test_an_interrupt_says_whether_out_was_replaced(checkpoint, tmp_path, replaced):
+    out = tmp_path / "m.tpkg"
+    out.write_bytes(b"old")
+    script = _SIGNAL_AFTER_RENAME if replaced else _SIGNAL_AFTER_RENAME.replace(
+        '    os.replace(out + ".tmp", out)  # as write_package\'s rename\n', "")
+    r = subprocess.run([sys.executable, "-c", script, str(checkpoint), str(out)], capture_output=True,
+                       text=True, timeout=120, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert r.returncode == -2, r.stderr  # ended by SIGINT, as a shell expects
+    if replaced:
+        assert "was already replaced by the new package" in r.stderr, r.stderr
+        assert out.read_bytes() == b"new"
+    else:
+        assert "holds no partial package" in r.stderr, r.stderr
+        assert out.read_bytes() == b"old"
 
 
 if __name__ == "__main__":

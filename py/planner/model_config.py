@@ -217,8 +217,23 @@ class LlamaConfig:
             v = config.get(key)
             return _HF_DEFAULTS[key] if v is None else v
 
+        def number(key, v):
+            # bool is an int in Python: true / false are not numbers here.
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise ConfigError(f"config.json: {key}={v!r} must be a number")
+            return float(v)
+
+        tie = get("tie_word_embeddings")
+        if not isinstance(tie, bool):
+            raise ConfigError(f"config.json: tie_word_embeddings={tie!r} must be true or false "
+                              f"(a JSON boolean, not a string or number)")
         num_heads = config["num_attention_heads"]
-        num_kv = config.get("num_key_value_heads") or num_heads
+        num_kv = config.get("num_key_value_heads")
+        if num_kv is None:
+            num_kv = num_heads  # HF LlamaConfig: no GQA
+        elif isinstance(num_kv, bool) or not isinstance(num_kv, int) or num_kv <= 0:
+            raise ConfigError(f"config.json: num_key_value_heads={num_kv!r} must be a positive "
+                              f"integer (or absent: as many as num_attention_heads)")
         hidden = config["hidden_size"]
         head_dim = config.get("head_dim")
         for key, v in (("hidden_size", hidden), ("num_attention_heads", num_heads)):
@@ -248,10 +263,10 @@ class LlamaConfig:
             num_kv_heads=num_kv,
             head_dim=head_dim,
             vocab_size=config["vocab_size"],
-            rms_norm_eps=float(get("rms_norm_eps")),
-            rope_theta=float(rope_theta),
+            rms_norm_eps=number("rms_norm_eps", get("rms_norm_eps")),
+            rope_theta=number("rope_theta", rope_theta),
             rope_scaling=rope_scaling,
-            tie_word_embeddings=bool(get("tie_word_embeddings")),
+            tie_word_embeddings=tie,
             max_position_embeddings=get("max_position_embeddings"),
             bos_token_id=bos_ids[0] if bos_ids else None,
             eos_token_ids=eos,

@@ -150,6 +150,13 @@ def test_unsupported_rope_scaling(rope, needle):
     ({"head_dim": ..., "hidden_size": 2050}, r"hidden_size=2050 is not divisible by "
                                              r"num_attention_heads=32 and head_dim is absent"),
     ({"bos_token_id": [1, 2]}, r"bos_token_id=\[1, 2\] must be a single id"),
+    ({"tie_word_embeddings": "false"}, r"tie_word_embeddings='false' must be true or false"),
+    ({"tie_word_embeddings": 0}, r"tie_word_embeddings=0 must be true or false"),
+    ({"num_key_value_heads": 0}, r"num_key_value_heads=0 must be a positive integer"),
+    ({"num_key_value_heads": "8"}, r"num_key_value_heads='8' must be a positive integer"),
+    ({"rms_norm_eps": "x"}, r"rms_norm_eps='x' must be a number"),
+    ({"rms_norm_eps": True}, r"rms_norm_eps=True must be a number"),
+    ({"rope_theta": "abc"}, r"rope_theta='abc' must be a number"),
 ])
 def test_config_errors(changes, needle):
     with pytest.raises(ConfigError, match=needle):

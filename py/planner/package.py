@@ -201,8 +201,11 @@ def _json_bytes(obj) -> bytes:
 
 def check_out_path(path: str) -> None:
     """Refuses an output path the planner must not write: empty, in a directory that does
-    not exist, or naming something other than a regular file (a directory, a device, a
-    FIFO, a socket or a symbolic link, which the atomic rename would replace by a file).
+    not exist, naming something other than a regular file (a directory, a device, a FIFO, a
+    socket or a symbolic link, which the atomic rename would replace by a file), or an
+    existing file that is neither empty nor a package (it starts with format_spec.MAGIC):
+    the rename would replace it, e.g. the checkpoint's own model.safetensors or a file of
+    notes. Only the magic is read: a damaged package may be replaced.
 
     Raises:
       PackageError saying what the path is and what to give instead.
@@ -218,6 +221,17 @@ def check_out_path(path: str) -> None:
     except FileNotFoundError:
         return
     if stat.S_ISREG(st.st_mode):
+        try:
+            with open(path, "rb") as f:
+                head = f.read(len(spec.MAGIC))
+        except OSError as e:
+            raise PackageError(f"{path} exists and cannot be read ({e.strerror}), so the planner "
+                               f"cannot tell whether it is a package it may replace: give a new "
+                               f"path") from e
+        if head and head != spec.MAGIC:
+            raise PackageError(f"{path} exists and is not a TileInfer package (it does not start "
+                               f"with {spec.MAGIC!r}): the planner replaces only an earlier "
+                               f"package; give a new path, or remove that file first")
         return
     kind = ("a directory" if stat.S_ISDIR(st.st_mode) else
             "a symbolic link" if stat.S_ISLNK(st.st_mode) else

@@ -248,6 +248,27 @@ def test_out_paths_that_are_not_regular_files_are_refused(tmp_path, model):
     assert sorted(os.listdir(tmp_path)) == ["dir.tpkg", "fifo", "link.tpkg", "t.tpkg"]
 
 
+def test_an_existing_file_that_is_not_a_package_is_kept(tmp_path, model):
+    notes, weights = tmp_path / "notes.txt", tmp_path / "model.safetensors"
+    notes.write_bytes(b"keep")
+    weights.write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{}      ")
+    for path in (notes, weights):
+        before = path.read_bytes()
+        with pytest.raises(PackageError, match="exists and is not a TileInfer package"):
+            write(path, model)
+        assert path.read_bytes() == before
+    empty, pkg = tmp_path / "empty.tpkg", tmp_path / "m.tpkg"
+    empty.write_bytes(b"")
+    write(empty, model)  # an empty file (e.g. a placeholder) holds nothing to lose
+    write(pkg, model)
+    damaged = bytearray(pkg.read_bytes())
+    damaged[-1] ^= 0xFF
+    pkg.write_bytes(bytes(damaged))
+    write(pkg, model)  # a package, even a damaged one, is what --out replaces
+    assert read_package(str(pkg)) is not None
+    assert sorted(os.listdir(tmp_path)) == ["empty.tpkg", "m.tpkg", "model.safetensors", "notes.txt"]
+
+
 def test_a_write_error_names_the_package(tmp_path, model, monkeypatch):
     def full_disk(plan, weights, config):
         raise OSError(28, "No space left on device")

@@ -143,6 +143,8 @@ def default_attention_min_chunk(num_kv_heads: int) -> int:
 # and 11 slower at 4096). A chunk of 16 warps x 16 positions is one tile pass of the
 # worker's attention; shorter chunks at the long end only add ATTN_OUT merge work.
 ATTENTION_CHUNK_MIN_POSITIONS = 192
+# The most context chunks a K/V head the runtime accepts (host/package.cc: plan.attention_chunks).
+MAX_ATTENTION_CHUNKS = 1 << 16
 
 
 # The default worker count (default_workers): the largest multiple of WORKER_MULTIPLE that
@@ -225,8 +227,11 @@ def make_plan(config: LlamaConfig, target: Target, *, max_context: int,
         C = max(1, min(W // NKV, -(-max_context // ATTENTION_CHUNK_MIN_POSITIONS)))
     else:
         C = attention_chunks
-    if not isinstance(C, int) or C < 1:
-        raise ValueError(f"attention_chunks={attention_chunks!r} must be a positive int")
+    if not isinstance(C, int) or isinstance(C, bool) or not 1 <= C <= min(max_context, MAX_ATTENTION_CHUNKS):
+        raise ValueError(f"attention_chunks={attention_chunks!r} must be an int in [1, "
+                         f"{min(max_context, MAX_ATTENTION_CHUNKS)}] (at most one a position of "
+                         f"max_context={max_context}, and at most {MAX_ATTENTION_CHUNKS}, the "
+                         f"runtime's limit)")
     if attention_min_chunk is None:
         attention_min_chunk = default_attention_min_chunk(NKV)
     if not isinstance(attention_min_chunk, int) or attention_min_chunk < 1:

@@ -295,6 +295,8 @@ def test_bad_arguments_are_refused():
     for kw, msg in ((dict(max_context=0), "max_context"),
                     (dict(max_context=1025), "max_position_embeddings"),
                     (dict(max_context=8, attention_chunks=0), "attention_chunks"),
+                    (dict(max_context=8, attention_chunks=9), r"attention_chunks=9 must be an int in \[1, 8\]"),
+                    (dict(max_context=8, attention_chunks=True), "attention_chunks"),
                     (dict(max_context=8, attention_min_chunk=0), "attention_min_chunk")):
         with pytest.raises(ValueError, match=msg):
             plan_lib.make_plan(c, t, **kw)

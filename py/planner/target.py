@@ -154,8 +154,8 @@ def load_target(path: str) -> Target:
             d = json.load(f)
     except OSError as e:
         raise TargetError(f"cannot read target file {path}: {e.strerror or e}") from None
-    except json.JSONDecodeError as e:
-        raise TargetError(f"target file {path} is not valid JSON: {e}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise TargetError(f"target file {path} is not valid JSON (UTF-8): {e}") from None
     return target_from_json(d, source=path)
 
 

@@ -69,8 +69,26 @@ class TokenizerSpec:
         tok_path = root / "tokenizer.json"
         tok = _read_json(tok_path, required=True)
         tok_cfg = _read_json(root / "tokenizer_config.json", required=False) or {}
+        try:
+            return cls._from_hf_json(root, tok_path, tok, tok_cfg, config)
+        except (AttributeError, TypeError, KeyError, IndexError) as e:
+            # A field of another type or a missing key inside the files' objects: the layout
+            # is not a Hugging Face tokenizer's. The checks below name the fields they know.
+            raise TokenizerError(
+                f"{tok_path} (or {root / 'tokenizer_config.json'}): a field has an unexpected "
+                f"type or is missing ({type(e).__name__}: {e}); TileInfer reads the files that "
+                f"Hugging Face tokenizers writes (model an object with vocab and merges, "
+                f"added_tokens a list of objects with id and content): save the tokenizer again "
+                f"with transformers or tokenizers") from e
 
+    @classmethod
+    def _from_hf_json(cls, root: pathlib.Path, tok_path: pathlib.Path, tok: dict, tok_cfg: dict,
+                      config: LlamaConfig | None) -> "TokenizerSpec":
+        """from_hf_dir's checks and conversion on the files' parsed JSON objects."""
         model = tok.get("model") or {}
+        if not isinstance(model, dict):
+            raise TokenizerError(f"{tok_path}: model={model!r} must be an object (type, vocab, "
+                                 f"merges)")
         if model.get("type") != "BPE":
             raise TokenizerError(f"{tok_path}: model type {model.get('type')!r} is not supported; "
                                  f"only byte-level BPE tokenizers are")
@@ -129,6 +147,14 @@ class TokenizerSpec:
         # Content -> id; added tokens win over a vocab entry with the same text, as in HF.
         id_of = {content: i for i, content in enumerate(vocab)}
         id_of.update({content: i for i, content in {**added, **special}.items()})
+        # HF tokenizers refuses a merge whose parts or result are not tokens
+        # (MergeTokenOutOfVocabulary), and so does the runtime (host/tokenizer.cc).
+        for m in merges:
+            left, right = m.split(" ")
+            for token in (left, right, left + right):
+                if token not in id_of:
+                    raise TokenizerError(f"{tok_path}: merge {m!r} uses {token!r}, which is not "
+                                         f"a token of model.vocab")
 
         def token_id(field: str) -> int | None:
             value = tok_cfg.get(field)
@@ -203,9 +229,12 @@ def _read_json(path: pathlib.Path, required: bool) -> dict | None:
         return None
     try:
         with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
-        raise TokenizerError(f"{path}: cannot read JSON: {e}") from e
+            data = json.load(f)
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise TokenizerError(f"{path}: cannot read JSON (UTF-8): {e}") from e
+    if not isinstance(data, dict):
+        raise TokenizerError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    return data
 
 
 def _pre_tokenizer_regexes(pre: Mapping | None, path: pathlib.Path) -> list[str]:
@@ -266,7 +295,14 @@ def _chat_template(root: pathlib.Path, tok_cfg: Mapping) -> str | None:
         # Multiple named templates (tool use etc.): the runtime chats with "default".
         named = {t.get("name"): t.get("template") for t in template}
         template = named.get("default") or (template[0].get("template") if template else None)
+    if template is not None and not isinstance(template, str):
+        raise TokenizerError(f"{root / 'tokenizer_config.json'}: chat_template={template!r} must be "
+                             f"a string, or a list of objects with name and template")
     if template is None and (root / "chat_template.jinja").is_file():
-        template = (root / "chat_template.jinja").read_text(encoding="utf-8")
+        try:
+            template = (root / "chat_template.jinja").read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise TokenizerError(f"{root / 'chat_template.jinja'}: cannot read it as UTF-8 text: "
+                                 f"{e}") from e
     return template
 

@@ -176,6 +176,60 @@ def test_unsupported_or_broken_tokenizers(tmp_path, breaker, needle):
         TokenizerSpec.from_hf_dir(write(tmp_path, tok, cfg))
 
 
+def break_model_string(tok):
+    tok["model"] = "BPE"
+
+
+def break_merge_number(tok):
+    tok["model"]["merges"][3] = 7
+
+
+def break_added_tokens_object(tok):
+    tok["added_tokens"] = {"id": 0}
+
+
+def break_added_token_id(tok):
+    del tok["added_tokens"][1]["id"]
+
+
+def break_merge_unknown_token(tok):
+    tok["model"]["merges"].append("zzzq qqqz")
+
+
+@pytest.mark.parametrize("breaker, needle", [
+    (break_model_string, r"model='BPE' must be an object"),
+    (break_merge_number, r"a field has an unexpected type or is missing \(TypeError"),
+    (break_added_tokens_object, r"a field has an unexpected type or is missing \(TypeError"),
+    (break_added_token_id, r"a field has an unexpected type or is missing \(KeyError: 'id'"),
+    (break_merge_unknown_token, r"merge 'zzzq qqqz' uses 'zzzq', which is not a token"),
+])
+def test_malformed_tokenizer_json_is_named(tmp_path, breaker, needle):
+    tok, cfg = tiny_models.tiny_tokenizer(300)
+    tok = copy.deepcopy(tok)
+    breaker(tok)
+    with pytest.raises(TokenizerError, match=needle) as e:
+        TokenizerSpec.from_hf_dir(write(tmp_path, tok, cfg))
+    assert "tokenizer.json" in str(e.value)
+
+
+def test_unreadable_or_mistyped_files_are_named(tmp_path):
+    tok, cfg = tiny_models.tiny_tokenizer(300)
+    write(tmp_path, tok, cfg)
+    (tmp_path / "tokenizer.json").write_text("[]")
+    with pytest.raises(TokenizerError, match=r"tokenizer.json: expected a JSON object, got list"):
+        TokenizerSpec.from_hf_dir(tmp_path)
+    write(tmp_path, tok, [])
+    with pytest.raises(TokenizerError, match=r"tokenizer_config.json: expected a JSON object, got list"):
+        TokenizerSpec.from_hf_dir(tmp_path)
+    write(tmp_path, tok, cfg)
+    (tmp_path / "tokenizer_config.json").write_bytes(b'{"bos_token": "\xff"}')
+    with pytest.raises(TokenizerError, match=r"tokenizer_config.json: cannot read JSON \(UTF-8\)"):
+        TokenizerSpec.from_hf_dir(tmp_path)
+    write(tmp_path, tok, {**cfg, "chat_template": 5})
+    with pytest.raises(TokenizerError, match=r"chat_template=5 must be a string"):
+        TokenizerSpec.from_hf_dir(tmp_path)
+
+
 def test_bos_and_eos_errors(tmp_path):
     tok, cfg = llama3_style()  # its template prepends id 1
     write(tmp_path, tok, {**cfg, "bos_token": "<|endoftext|>"})  # id 0
