@@ -157,5 +157,13 @@ def test_a_missing_package_says_how_to_make_one(tmp_path):
     assert rc != 0 and "cannot open package" in err and "bazel run //py/planner" in err, err
 
 
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_help_prints_decode_flags_and_succeeds(flag):
+    p = subprocess.run([decode_binary(), flag], capture_output=True, text=True, timeout=60)
+    usage = p.stdout + p.stderr
+    assert p.returncode == 0 and "--package=PATH" in usage and "max_new_tokens" in usage, usage
+    assert "gflags.cc" not in usage, usage  # decode's own flags, not every library's
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))
