@@ -12,4 +12,12 @@ err=$(examples/embed/embed /nonexistent.tpkg 1 2>&1)
 [ $? = 1 ] && echo "$err" | grep -q "cannot open package" || { echo "FAIL: bad path not reported: $err"; exit 1; }
 err=$(examples/embed/embed tests/golden/tiny_9x3.tpkg 100000 2>&1)
 [ $? = 1 ] && echo "$err" | grep -q "outside the vocabulary" || { echo "FAIL: bad id not reported: $err"; exit 1; }
+for ids in abc 1,,2 99999999999 -3; do
+  err=$(examples/embed/embed tests/golden/tiny_9x3.tpkg "$ids" 2>&1)
+  [ $? = 2 ] && echo "$err" | grep -q "is not a token id" || { echo "FAIL: prompt ids '$ids' not refused: $err"; exit 1; }
+done
+for n in 0 x 3x; do
+  err=$(examples/embed/embed tests/golden/tiny_9x3.tpkg 1,5 "$n" 2>&1)
+  [ $? = 2 ] && echo "$err" | grep -q "must be a positive integer" || { echo "FAIL: max_new_tokens '$n' not refused: $err"; exit 1; }
+done
 echo "PASS"

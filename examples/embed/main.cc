@@ -3,6 +3,8 @@
 //   bazel run //examples/embed -- PACKAGE.tpkg 1,504,3575 [max_new_tokens]
 //
 // Streams the continuation of the prompt ids to stdout, then prints the ids.
+#include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -10,6 +12,21 @@
 #include <vector>
 
 #include "host/api.h"
+
+namespace {
+
+// `text` as a whole decimal int in [lo, hi], else false (no partial or wrapped values).
+bool ParseInt(const std::string& text, long lo, long hi, int* out) {
+  if (text.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  const long v = std::strtol(text.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0' || v < lo || v > hi) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 3 || argc > 4) {
@@ -22,8 +39,19 @@ int main(int argc, char** argv) {
 
   tileinfer::api::Request request;
   std::stringstream ids(argv[2]);
-  for (std::string item; std::getline(ids, item, ',');) request.prompt_ids.push_back(std::atoi(item.c_str()));
-  if (argc == 4) request.max_new_tokens = std::atoi(argv[3]);
+  for (std::string item; std::getline(ids, item, ',');) {
+    int id = 0;
+    if (!ParseInt(item, 0, INT_MAX, &id)) {
+      std::fprintf(stderr, "error: prompt id '%s' is not a token id (a non-negative integer); give "
+                   "comma-separated ids such as 1,504,3575\n", item.c_str());
+      return 2;
+    }
+    request.prompt_ids.push_back(id);
+  }
+  if (argc == 4 && !ParseInt(argv[3], 1, INT_MAX, &request.max_new_tokens)) {
+    std::fprintf(stderr, "error: MAX_NEW_TOKENS '%s' must be a positive integer\n", argv[3]);
+    return 2;
+  }
 
   std::unique_ptr<tileinfer::api::Engine> engine;
   tileinfer::api::Status status = tileinfer::api::Engine::Open(path, {}, &engine);
