@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -96,7 +99,13 @@ Tokenizer Tokenizer::FromJson(const std::string& text) {
     regexes = j.at("pre_tokenizer_regexes").get<std::vector<std::string>>();
     tok.ignore_merges_ = j.at("ignore_merges").get<bool>();
     tok.add_bos_ = j.value("add_bos", false);
-    if (j.contains("bos_id") && !j.at("bos_id").is_null()) tok.bos_id_ = j.at("bos_id").get<int>();
+    if (j.contains("bos_id") && !j.at("bos_id").is_null()) {
+      const int64_t bos = j.at("bos_id").get<int64_t>();  // get<int> would wrap a larger value
+      if (bos < 0 || bos > std::numeric_limits<int>::max()) {
+        throw std::out_of_range("bos_id " + std::to_string(bos) + " is not a token id");
+      }
+      tok.bos_id_ = static_cast<int>(bos);
+    }
   } catch (const std::exception& e) {
     throw Error(std::string("the package's tokenizer section is malformed (") + e.what() +
                 "): re-run the planner");

@@ -233,6 +233,14 @@ TEST(Tokenizer, RefusesBadInputAndBadSections) {
   bad_regex.regexes = {"(unclosed"};
   EXPECT_THROW(bad_regex.Build(), Error);
   EXPECT_THROW(Tokenizer::FromJson("{\"vocab\": []}"), Error);
+  const nlohmann::json j = nlohmann::json::parse(R"({"vocab": ["a"], "merges": [], "pre_tokenizer_regexes": [],
+      "ignore_merges": false, "add_bos": true, "bos_id": 1000000000000})");
+  try {
+    Tokenizer::FromJson(j.dump());
+    FAIL() << "no error";
+  } catch (const Error& e) {  // not a wrapped 32-bit value
+    EXPECT_NE(std::string(e.what()).find("bos_id 1000000000000 is not a token id"), std::string::npos) << e.what();
+  }
 }
 
 // A pattern that backtracks exponentially on a run of a's without a match ends in a clear
