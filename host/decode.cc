@@ -157,16 +157,16 @@ int main(int argc, char** argv) {
       "decode --package=PATH (--prompt=TEXT | --prompt_ids=1,2,3 | --chat [--system=TEXT]) [--max_new_tokens=N]\n"
       "    [--device=auto|cpu|gpu] [--threads=N] [--check_target=false] [--ignore_eos] [--stop=TEXT]\n"
       "    [--temperature=T --top_k=K --top_p=P --seed=S]");
-  // --help (or -h) asks for the usage: print decode's own flags and succeed (gflags' own --help
-  // lists every library's flags and exits 1).
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--help" || arg == "-help" || arg == "-h") {
-      gflags::ShowUsageWithFlagsRestrict(argv[0], "host/");
-      return 0;
-    }
+  // --help (or -h alone) asks for the usage: print decode's own flags and succeed (gflags' own
+  // --help lists every library's flags and exits 1). Parsed by gflags, so that a value such as
+  // `--prompt -h` stays a value.
+  const bool h_alone = argc == 2 && std::string(argv[1]) == "-h";
+  if (!h_alone) gflags::ParseCommandLineNonHelpFlags(&argc, &argv, true);
+  std::string help;
+  if (h_alone || (gflags::GetCommandLineOption("help", &help) && help == "true")) {
+    gflags::ShowUsageWithFlagsRestrict(argv[0], "host/");
+    return 0;
   }
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
   if (argc > 1) {
     std::fprintf(stderr, "error: unexpected argument '%s' (flags are --name=value)\n", argv[1]);
     return 2;

@@ -23,9 +23,10 @@ struct Tokenizer::Patterns {
 
 namespace {
 
-// ICU's time limit of one match attempt (RegexMatcher::setTimeLimit, in its steps): far above
-// what a real pattern needs on the longest text a context holds (a 100,000-byte word splits
-// in ~0.5 s all told), and a bound where a pattern backtracks without end.
+// ICU's time limit of the matches in one piece of text (RegexMatcher::setTimeLimit, in its
+// steps; ~1 s here): far above what a real pattern needs on the longest text a context holds
+// (a 100,000-byte word splits in ~0.5 s, 8 MB of text in ~1.5 s), and a bound where a pattern
+// backtracks without end.
 constexpr int32_t kRegexTimeLimit = 5000;
 
 // GPT-2's byte-to-symbol table: printable bytes stand for themselves, the other 68 bytes
@@ -243,8 +244,9 @@ void Tokenizer::PreTokenize(const std::string& text, size_t begin, size_t end,
       std::unique_ptr<icu::RegexMatcher> m(patterns_->compiled[p]->matcher(status));
       if (U_FAILURE(status)) break;
       // A pattern that backtracks without end on some text (e.g. "(a|a)+$") would hang the
-      // request: each match attempt may take kRegexTimeLimit of ICU's steps (its docs: "on
-      // the order of milliseconds" each), then fails with U_REGEX_TIME_OUT.
+      // request: the matches in one piece (ICU restarts the count at each region) may take
+      // kRegexTimeLimit of ICU's steps (its docs: "on the order of milliseconds" each), then
+      // fail with U_REGEX_TIME_OUT.
       m->setTimeLimit(kRegexTimeLimit, status);
       m->reset(&input);
       next.clear();
@@ -264,9 +266,10 @@ void Tokenizer::PreTokenize(const std::string& text, size_t begin, size_t end,
         utext_close(&input);
         if (status == U_REGEX_TIME_OUT) {
           throw Error("tokenizer: pre-tokenizer pattern '" + patterns_->source[p] +
-                      "' ran past its time limit on this text (a pattern that backtracks without "
-                      "end, as no Hugging Face tokenizer's does): fix the package's tokenizer, or "
-                      "pass token ids (--prompt_ids)");
+                      "' ran past its time limit on this text: a pattern that backtracks without "
+                      "end, or a text far longer than a context holds (seen from ~3 million "
+                      "tokens' worth between special tokens): shorten the text, fix the package's "
+                      "tokenizer, or pass token ids (--prompt_ids)");
         }
         throw Error("tokenizer: pre-tokenizer pattern '" + patterns_->source[p] + "' failed in ICU (" +
                     u_errorName(status) + ")");

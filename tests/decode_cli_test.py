@@ -165,5 +165,10 @@ def test_help_prints_decode_flags_and_succeeds(flag):
     assert "gflags.cc" not in usage, usage  # decode's own flags, not every library's
 
 
+def test_a_prompt_of_dash_h_is_a_prompt(package):
+    rc, out, err = run(package, "--prompt", "-h", "--max_new_tokens=1")
+    assert rc == 0 and "--package=PATH" not in out + err, out + err
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))

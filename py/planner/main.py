@@ -234,7 +234,8 @@ def main(argv):
         return 1
     except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM or SIGHUP (signals.install)
         if _file_identity(out) != before:  # the signal came after the rename
-            state = f"{out} was already replaced by the new package, complete and checked"
+            state = (f"{out} already holds the new package, complete and checked"
+                     + (" (it replaced the earlier file)" if before is not None else ""))
         else:
             state = (f"{out} holds no partial package (it is replaced only by a complete, "
                      f"checked file), and no temporary file is left")

@@ -141,7 +141,7 @@ def test_an_interrupt_says_whether_out_was_replaced(checkpoint, tmp_path, replac
                        text=True, timeout=120, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert r.returncode == -2, r.stderr  # ended by SIGINT, as a shell expects
     if replaced:
-        assert "was already replaced by the new package" in r.stderr, r.stderr
+        assert "already holds the new package, complete and checked (it replaced the earlier file)" in r.stderr, r.stderr
         assert out.read_bytes() == b"new"
     else:
         assert "holds no partial package" in r.stderr, r.stderr

@@ -221,7 +221,11 @@ class LlamaConfig:
             # bool is an int in Python: true / false are not numbers here.
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 raise ConfigError(f"config.json: {key}={v!r} must be a number")
-            return float(v)
+            try:
+                return float(v)
+            except OverflowError:  # an int beyond float's range
+                raise ConfigError(f"config.json: {key}={v!r} must be a number that float "
+                                  f"holds") from None
 
         tie = get("tie_word_embeddings")
         if not isinstance(tie, bool):

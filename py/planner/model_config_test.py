@@ -157,6 +157,7 @@ def test_unsupported_rope_scaling(rope, needle):
     ({"rms_norm_eps": "x"}, r"rms_norm_eps='x' must be a number"),
     ({"rms_norm_eps": True}, r"rms_norm_eps=True must be a number"),
     ({"rope_theta": "abc"}, r"rope_theta='abc' must be a number"),
+    ({"rope_theta": 10 ** 400}, r"rope_theta=1000.* must be a number that float holds"),
 ])
 def test_config_errors(changes, needle):
     with pytest.raises(ConfigError, match=needle):

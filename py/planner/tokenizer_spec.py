@@ -140,8 +140,9 @@ class TokenizerSpec:
         for m in model.get("merges") or []:
             # tokenizers >= 0.20 may write merges as [left, right] pairs instead of "left right".
             pair = m.split(" ") if isinstance(m, str) else list(m)
-            if len(pair) != 2 or not all(pair):
-                raise TokenizerError(f"{tok_path}: merge {m!r} is not two non-empty tokens")
+            if (len(pair) != 2 or not all(isinstance(p, str) and p and " " not in p for p in pair)):
+                raise TokenizerError(f"{tok_path}: merge {m!r} is not two non-empty tokens "
+                                     f"without spaces (byte-level BPE writes a space as 'Ġ')")
             merges.append(f"{pair[0]} {pair[1]}")
 
         # Content -> id; added tokens win over a vocab entry with the same text, as in HF.
@@ -154,7 +155,7 @@ class TokenizerSpec:
             for token in (left, right, left + right):
                 if token not in id_of:
                     raise TokenizerError(f"{tok_path}: merge {m!r} uses {token!r}, which is not "
-                                         f"a token of model.vocab")
+                                         f"a token of the vocabulary (model.vocab, added_tokens)")
 
         def token_id(field: str) -> int | None:
             value = tok_cfg.get(field)
@@ -170,8 +171,11 @@ class TokenizerSpec:
         bos_id = token_id("bos_token")
         eos_tok = token_id("eos_token")
         template_bos = _template_bos(tok.get("post_processor"), tok_path)
-        if "add_bos_token" in tok_cfg:
-            add_bos = bool(tok_cfg["add_bos_token"])
+        if tok_cfg.get("add_bos_token") is not None:  # null: the post_processor decides, as absent
+            add_bos = tok_cfg["add_bos_token"]
+            if not isinstance(add_bos, bool):
+                raise TokenizerError(f"{root / 'tokenizer_config.json'}: add_bos_token={add_bos!r} "
+                                     f"must be true, false or null")
             if template_bos is not None and not add_bos:
                 logging.warning("%s: add_bos_token=false but tokenizer.json's post_processor "
                                 "prepends id %d; following tokenizer_config.json", root,

@@ -192,6 +192,10 @@ def break_added_token_id(tok):
     del tok["added_tokens"][1]["id"]
 
 
+def break_merge_pair_with_space(tok):
+    tok["model"]["merges"][3] = ["a b", "c"]
+
+
 def break_merge_unknown_token(tok):
     tok["model"]["merges"].append("zzzq qqqz")
 
@@ -202,6 +206,7 @@ def break_merge_unknown_token(tok):
     (break_added_tokens_object, r"a field has an unexpected type or is missing \(TypeError"),
     (break_added_token_id, r"a field has an unexpected type or is missing \(KeyError: 'id'"),
     (break_merge_unknown_token, r"merge 'zzzq qqqz' uses 'zzzq', which is not a token"),
+    (break_merge_pair_with_space, r"merge \['a b', 'c'\] is not two non-empty tokens without spaces"),
 ])
 def test_malformed_tokenizer_json_is_named(tmp_path, breaker, needle):
     tok, cfg = tiny_models.tiny_tokenizer(300)
@@ -225,9 +230,19 @@ def test_unreadable_or_mistyped_files_are_named(tmp_path):
     (tmp_path / "tokenizer_config.json").write_bytes(b'{"bos_token": "\xff"}')
     with pytest.raises(TokenizerError, match=r"tokenizer_config.json: cannot read JSON \(UTF-8\)"):
         TokenizerSpec.from_hf_dir(tmp_path)
+    write(tmp_path, tok, {**cfg, "add_bos_token": "yes"})
+    with pytest.raises(TokenizerError, match=r"add_bos_token='yes' must be true, false or null"):
+        TokenizerSpec.from_hf_dir(tmp_path)
     write(tmp_path, tok, {**cfg, "chat_template": 5})
     with pytest.raises(TokenizerError, match=r"chat_template=5 must be a string"):
         TokenizerSpec.from_hf_dir(tmp_path)
+
+
+def test_a_null_add_bos_token_leaves_the_post_processor_s_bos(tmp_path):
+    tok, cfg = llama3_style()  # its template prepends id 1; no add_bos_token
+    assert TokenizerSpec.from_hf_dir(write(tmp_path, tok, cfg)).add_bos
+    assert TokenizerSpec.from_hf_dir(write(tmp_path, tok, {**cfg, "add_bos_token": None})).add_bos
+    assert not TokenizerSpec.from_hf_dir(write(tmp_path, tok, {**cfg, "add_bos_token": False})).add_bos
 
 
 def test_bos_and_eos_errors(tmp_path):
