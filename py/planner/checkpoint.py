@@ -14,7 +14,6 @@ checkpoint's own lm_head is used and must exist).
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import pathlib
 import re
@@ -26,6 +25,7 @@ import numpy as np
 import safetensors
 import tqdm
 
+from planner import json_files
 from planner import weights as weights_lib
 from planner.model_config import ConfigError, LlamaConfig
 from planner.weights import BF16, CheckpointError, ModelWeights
@@ -52,18 +52,8 @@ class Checkpoint:
 
 
 def _read_json(path: pathlib.Path, required: bool) -> dict | None:
-    if not path.is_file():
-        if required:
-            raise CheckpointError(f"{path}: not found; an HF checkpoint directory needs it")
-        return None
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise CheckpointError(f"{path}: cannot read JSON (UTF-8): {e}") from e
-    if not isinstance(data, dict):
-        raise CheckpointError(f"{path}: expected a JSON object, got {type(data).__name__}")
-    return data
+    return json_files.read_json_object(path, CheckpointError, required,
+                                       "; an HF checkpoint directory needs it")
 
 
 def _resolve_hub(repo_id: str, revision: str | None) -> pathlib.Path:

@@ -15,12 +15,12 @@ llama.cpp `unicode_regex_split` does the same). Sources: HF tokenizers `ByteLeve
 from __future__ import annotations
 
 import dataclasses
-import json
 import pathlib
 from typing import Any, Mapping
 
 from absl import logging
 
+from planner import json_files
 from planner.model_config import LlamaConfig
 
 # HF tokenizers `ByteLevel(use_regex=True)`: the GPT-2 pattern.
@@ -227,18 +227,7 @@ class TokenizerSpec:
 
 
 def _read_json(path: pathlib.Path, required: bool) -> dict | None:
-    if not path.is_file():
-        if required:
-            raise TokenizerError(f"{path}: not found")
-        return None
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise TokenizerError(f"{path}: cannot read JSON (UTF-8): {e}") from e
-    if not isinstance(data, dict):
-        raise TokenizerError(f"{path}: expected a JSON object, got {type(data).__name__}")
-    return data
+    return json_files.read_json_object(path, TokenizerError, required)
 
 
 def _pre_tokenizer_regexes(pre: Mapping | None, path: pathlib.Path) -> list[str]:

@@ -25,6 +25,9 @@
 #   call_checks                      .gpu/bin: tiny models GPU = CPU (10 x 500 tokens bit-identical),
 #                                    golden (device_checks.sh probe tiny golden, into $OUT/tiny_bin),
 #                                    memcheck and synccheck on tiny_9x3 (sanitize_one.sh)
+#   call_tiny_tiles MODEL...         .gpu/bin: each tiny model of $W GPU = CPU (10 x 500 tokens bit-identical)
+#                                    with ATTENTION's default tile threshold and with tiles in every
+#                                    step (--attention_tile_min=1); $OUT/gpu_check_MODEL[_tiles].txt
 #   call_showcase [END_S]            tests/gpu/showcase.sh of .gpu/bin (TileInfer and torch.compile
 #                                    unless SHOWCASE_FLAGS says otherwise): the 1B shape with its
 #                                    traces (at most 300 s), then the SmolLM2 shape without, cut at
@@ -99,6 +102,19 @@ call_checks() {
   mkdir -p "$OUT/tiny_bin"
   OUT=$OUT/tiny_bin bash tests/gpu/device_checks.sh probe tiny golden 2>&1 | grep -E "PASS|FAIL|rror|bit-identical" | head -20
   for tool in memcheck synccheck; do CALL_SECONDS=$SECONDS bash tests/gpu/sanitize_one.sh bin $tool tiny_9x3; done
+}
+
+call_tiny_tiles() {
+  local m flag f
+  for m in "$@"; do
+    for flag in "" --attention_tile_min=1; do
+      f="$OUT/gpu_check_$m${flag:+_tiles}.txt"
+      # shellcheck disable=SC2086  # flag: one word or none
+      timeout 60 .gpu/bin/gpu_check --package="$W/$m.tpkg" --contexts=1,2,17,100,383,384,385,600 --runs=10 \
+        --tokens=500 $flag > "$f" 2>&1
+      echo "$m ${flag:-default}: rc=$? $(grep -cE 'FAIL' "$f") FAIL lines; $(tail -1 "$f")"
+    done
+  done
 }
 
 call_showcase() {

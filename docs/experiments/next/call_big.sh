@@ -22,15 +22,7 @@ MODEL=${1:?usage: call_big.sh llama3b_shape|llama8b_shape}
 case "$MODEL" in llama3b_shape|llama8b_shape) ;; *) echo "call_big: unknown model $MODEL" >&2; exit 2 ;; esac
 source tests/gpu/call_lib.sh
 CALL_MODELS=tiny_hd128_g3,tiny_hd128_g4 call_begin .gpu/bin.tar.xz
-for m in tiny_hd128_g3 tiny_hd128_g4; do
-  for flag in "" --attention_tile_min=1; do
-    f="$OUT/gpu_check_$m${flag:+_tiles}.txt"
-    # shellcheck disable=SC2086  # flag: one word or none
-    timeout 60 .gpu/bin/gpu_check --package="$W/$m.tpkg" --contexts=1,2,17,100,383,384,385,600 --runs=10 \
-      --tokens=500 $flag > "$f" 2>&1
-    echo "$m ${flag:-plain}: rc=$? $(grep -cE 'FAIL' "$f") FAIL lines; $(tail -1 "$f")"
-  done
-done
+call_tiny_tiles tiny_hd128_g3 tiny_hd128_g4
 CALL_SECONDS=$SECONDS SAN_DEADLINE=200 bash tests/gpu/sanitize_one.sh bin memcheck tiny_hd128_g4
 python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models="$MODEL" 2>&1 | grep -v "^I"
 echo "$MODEL made at ${SECONDS}s: $(du -sh "$W/$MODEL" "$W/$MODEL.tpkg" | awk '{print $2, $1}' | tr '\n' ' ')"

@@ -16,15 +16,7 @@ set -u
 source tests/gpu/call_lib.sh
 CALL_MODELS=tiny_h2304,tiny_hd128_g3,llama1b_shape,smollm2_shape,llama3b_shape call_begin .gpu/ab.tar.xz
 echo "made at ${SECONDS}s"
-for m in tiny_h2304 tiny_hd128_g3; do
-  for flag in "" --attention_tile_min=1; do
-    f="$OUT/gpu_check_$m${flag:+_tiles}.txt"
-    # shellcheck disable=SC2086  # flag: one word or none
-    timeout 60 .gpu/bin/gpu_check --package="$W/$m.tpkg" --contexts=1,2,17,100,383,384,385,600 --runs=10 \
-      --tokens=500 $flag > "$f" 2>&1
-    echo "$m ${flag:-default}: rc=$? $(grep -cE 'FAIL' "$f") FAIL lines; $(tail -1 "$f")"
-  done
-done
+call_tiny_tiles tiny_h2304 tiny_hd128_g3
 for tool in memcheck synccheck; do
   CALL_SECONDS=$SECONDS SAN_DEADLINE=200 bash tests/gpu/sanitize_one.sh bin $tool tiny_h2304 --attention_tile_min=1
 done
