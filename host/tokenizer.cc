@@ -28,6 +28,9 @@ namespace {
 // (a 100,000-byte word splits in ~0.5 s, 8 MB of text in ~1.5 s), and a bound where a pattern
 // backtracks without end.
 constexpr int32_t kRegexTimeLimit = 5000;
+// ICU's backtracking stack for one match (RegexMatcher::setStackLimit, bytes; ICU's default 8 MB
+// overflowed on Llama 3's pattern at ~400,000 characters of whitespace, which HF tokenizers splits).
+constexpr int32_t kRegexStackBytes = 64 << 20;
 
 // GPT-2's byte-to-symbol table: printable bytes stand for themselves, the other 68 bytes
 // are shifted to code points 256.. so that every byte is a visible character.
@@ -248,6 +251,7 @@ void Tokenizer::PreTokenize(const std::string& text, size_t begin, size_t end,
       // kRegexTimeLimit of ICU's steps (its docs: "on the order of milliseconds" each), then
       // fail with U_REGEX_TIME_OUT.
       m->setTimeLimit(kRegexTimeLimit, status);
+      m->setStackLimit(kRegexStackBytes, status);
       m->reset(&input);
       next.clear();
       for (const auto& [b, e] : pieces) {
@@ -264,12 +268,13 @@ void Tokenizer::PreTokenize(const std::string& text, size_t begin, size_t end,
       }
       if (U_FAILURE(status)) {
         utext_close(&input);
-        if (status == U_REGEX_TIME_OUT) {
-          throw Error("tokenizer: pre-tokenizer pattern '" + patterns_->source[p] +
-                      "' ran past its time limit on this text: a pattern that backtracks without "
-                      "end, or a text far longer than a context holds (seen from ~3 million "
-                      "tokens' worth between special tokens): shorten the text, fix the package's "
-                      "tokenizer, or pass token ids (--prompt_ids)");
+        if (status == U_REGEX_TIME_OUT || status == U_REGEX_STACK_OVERFLOW) {
+          throw Error("tokenizer: pre-tokenizer pattern '" + patterns_->source[p] + "' ran past its " +
+                      (status == U_REGEX_TIME_OUT ? "time" : "stack") +
+                      " limit on this text: a pattern that backtracks without end, or a text far "
+                      "longer than a context holds (seen from a few million characters between "
+                      "special tokens): shorten the text, fix the package's tokenizer, or pass token "
+                      "ids (--prompt_ids)");
         }
         throw Error("tokenizer: pre-tokenizer pattern '" + patterns_->source[p] + "' failed in ICU (" +
                     u_errorName(status) + ")");
