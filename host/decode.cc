@@ -167,6 +167,7 @@ int main(int argc, char** argv) {
     gflags::ShowUsageWithFlagsRestrict(argv[0], "host/");
     return 0;
   }
+  gflags::HandleCommandLineHelpFlags();  // the other help flags (--helpfull, --version, ...) as before
   if (argc > 1) {
     std::fprintf(stderr, "error: unexpected argument '%s' (flags are --name=value)\n", argv[1]);
     return 2;

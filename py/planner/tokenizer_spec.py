@@ -136,26 +136,24 @@ class TokenizerSpec:
             raise TokenizerError(f"{tok_path}: {n} tokens but the model has only "
                                  f"vocab_size={config.vocab_size} embedding rows")
 
+        # Content -> id; added tokens win over a vocab entry with the same text, as in HF.
+        id_of = {content: i for i, content in enumerate(vocab)}
+        id_of.update({content: i for i, content in {**added, **special}.items()})
+
         merges = []
         for m in model.get("merges") or []:
             # tokenizers >= 0.20 may write merges as [left, right] pairs instead of "left right".
             pair = m.split(" ") if isinstance(m, str) else list(m)
-            if (len(pair) != 2 or not all(isinstance(p, str) and p and " " not in p for p in pair)):
+            if len(pair) != 2 or not all(isinstance(p, str) and p and " " not in p for p in pair):
                 raise TokenizerError(f"{tok_path}: merge {m!r} is not two non-empty tokens "
                                      f"without spaces (byte-level BPE writes a space as 'Ġ')")
-            merges.append(f"{pair[0]} {pair[1]}")
-
-        # Content -> id; added tokens win over a vocab entry with the same text, as in HF.
-        id_of = {content: i for i, content in enumerate(vocab)}
-        id_of.update({content: i for i, content in {**added, **special}.items()})
-        # HF tokenizers refuses a merge whose parts or result are not tokens
-        # (MergeTokenOutOfVocabulary), and so does the runtime (host/tokenizer.cc).
-        for m in merges:
-            left, right = m.split(" ")
-            for token in (left, right, left + right):
+            # HF tokenizers refuses a merge whose parts or result are not tokens
+            # (MergeTokenOutOfVocabulary), and so does the runtime (host/tokenizer.cc).
+            for token in (pair[0], pair[1], pair[0] + pair[1]):
                 if token not in id_of:
                     raise TokenizerError(f"{tok_path}: merge {m!r} uses {token!r}, which is not "
                                          f"a token of the vocabulary (model.vocab, added_tokens)")
+            merges.append(f"{pair[0]} {pair[1]}")
 
         def token_id(field: str) -> int | None:
             value = tok_cfg.get(field)
