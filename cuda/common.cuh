@@ -258,8 +258,8 @@ __device__ __forceinline__ float4 Load4Global(const long long* x, int i) {
 // - n <= 4 * kNormVec * kThreads (the 1B, SmolLM2): every thread issues all its loads of x
 //   and g at once (4 elements and 4 BF16) and keeps them in registers across the block
 //   reduction: one memory round trip.
-// - larger n (the Llama 3.2 3B's 3,072, 3.1 8B's 4,096), in the kWideNorm instantiation only
-//   (worker.h WorkerWideNorm: the host launches that kernel for hidden sizes above 2,048, so
+// - larger n (the Llama 3.2 3B's 3,072, 3.1 8B's 4,096), in the kWide instantiation only
+//   (worker.h WorkerWide: the host launches that kernel for hidden sizes above 2,048, so
 //   that the other kernel's code stays as it was; docs/PERFORMANCE.md, v51t): each thread's
 //   groups of 4, two at a time, x through L2 loads (Load4Global) into xn, then after the
 //   reduction g's groups: two round trips, where the element-by-element loop took 2.3-3.1 us
@@ -269,7 +269,7 @@ __device__ __forceinline__ float4 Load4Global(const long long* x, int i) {
 // The sum of squares is per thread in its elements' order, then BlockSum's fixed tree.
 constexpr int kNormVec = 1;
 
-template <bool kWideNorm, typename T>
+template <bool kWide, typename T>
 __device__ __forceinline__ void RmsNormToShared(const T* x, const uint16_t* g, int n, float eps,
                                                 float* xn, float* scratch) {
   const bool vec = (n & 3) == 0 && n <= 4 * kNormVec * kThreads &&
@@ -297,7 +297,7 @@ __device__ __forceinline__ void RmsNormToShared(const T* x, const uint16_t* g, i
                         v[u].z * inv * Bf16Lo(gw[u].y), v[u].w * inv * Bf16Hi(gw[u].y));
       }
     }
-  } else if (kWideNorm && (n & 3) == 0 &&
+  } else if (kWide && (n & 3) == 0 &&
              ((reinterpret_cast<uintptr_t>(x) & 15) | (reinterpret_cast<uintptr_t>(xn) & 15) |
               (reinterpret_cast<uintptr_t>(g) & 7)) == 0) {
     float ss = 0;

@@ -100,7 +100,10 @@ __device__ __forceinline__ void AttendChunk(const float* q, const uint16_t* kc, 
 // The chunk's positions [begin, end) against query heads [h0, h0 + 4) of the group (q: the
 // group's (group, HD) roped queries in shared memory); per warp an online softmax state,
 // written to `state` ([warp][h][HD + 2]: o, m, l), o for dims [d0, d0 + 64) only: a head dim
-// above 64 takes two passes, each computing the same scores (so the same m and l).
+// above 64 takes two passes, each computing the same scores (so the same m and l). kOnePass
+// (the wide kernel, cuda/worker.h WorkerWide): at lpp = 4 a lane holds 4 V dims (4 lane ..
+// 4 lane + 3, one 8-byte load a V row's piece, 8 positions a tile), so one pass (d0 = 0) covers
+// every head dim up to 128; at lpp = 2 the code and its sums are the narrow kernel's.
 //
 // Positions over lanes: lpp lanes per position (2 for HD <= 64, else 4), each holding 32 of
 // its dims, so a warp takes a tile of 32 / lpp positions at once; warp w takes the tiles
@@ -110,9 +113,10 @@ __device__ __forceinline__ void AttendChunk(const float* q, const uint16_t* kc, 
 // tile's V rows for its dims (d0 + 2 lane, + 1), the weights broadcast by shuffles. The
 // tile's V rows are requested together with its K rows, so a tile costs one memory round trip
 // (v25c; AttendChunk waits one per position or per batch of 4). One inlined instance serves
-// every shape: a second one costs the whole worker kernel register spills (ptxas, sm_90).
+// every shape of a kernel: a second one costs the whole worker kernel register spills (ptxas, sm_90).
 // OpAttention takes it in steps whose chunks hold at least WorkerParams::attention_tile_min
 // positions, when HD % 8 == 0; an empty chunk leaves every warp's state (0, -inf, 0).
+template <bool kOnePass>
 __device__ __forceinline__ void AttendChunkTiles(const float* q, const uint16_t* kc, const uint16_t* vc, int KV,
                                                  int kv, int HD, int group, int h0, int d0, int begin, int end,
                                                  float* state) {
@@ -123,13 +127,15 @@ __device__ __forceinline__ void AttendChunkTiles(const float* q, const uint16_t*
   const int part = lane % lpp, slot = lane / lpp;  // this lane: dims [32 part, 32 part + 32) of position j0 + slot
   const int heads = min(kHeads, group - h0);
   const float scale = 1.0f / sqrtf(static_cast<float>(HD));
-  float m[kHeads], l[kHeads], o[kHeads][2];
+  constexpr int kDims = kOnePass ? 4 : 2;  // V dims a lane holds at most
+  const bool wide_v = kOnePass && lpp == 4;  // 4 V dims a lane
+  float m[kHeads], l[kHeads], o[kHeads][kDims];
 #pragma unroll
   for (int h = 0; h < kHeads; ++h) {
     m[h] = -INFINITY;
     l[h] = 0;
 #pragma unroll
-    for (int i = 0; i < 2; ++i) o[h][i] = 0;
+    for (int i = 0; i < kDims; ++i) o[h][i] = 0;
   }
   for (int j0 = begin + tile * warp; j0 < end; j0 += tile * kWarps) {
     const int n = min(tile, end - j0);  // positions in this tile; slot 0's is always one
@@ -137,11 +143,21 @@ __device__ __forceinline__ void AttendChunkTiles(const float* q, const uint16_t*
     // Plain loads, not __ldg: the cache is written in this launch (the read-only path may
     // hold a stale sector of a row appended since; the grid barrier's acquire covers L1).
     const uint16_t* vtile = vc + static_cast<size_t>(j0) * KV + kv * HD;
-    const int dv = d0 + 2 * lane;  // this lane's V dims: dv, dv + 1
-    uint32_t vr[kMaxTile];
+    const int dv = wide_v ? 4 * lane : d0 + 2 * lane;  // this lane's V dims: dv, dv + 1 (+ 2, + 3)
+    uint32_t vr[kMaxTile];  // 2 V dims of position u in vr[u]; wide_v: 4 of position u in vr[2u], vr[2u + 1]
+    if (wide_v) {
 #pragma unroll
-    for (int u = 0; u < kMaxTile; ++u) {
-      vr[u] = u < n && dv < HD ? *reinterpret_cast<const uint32_t*>(vtile + static_cast<size_t>(u) * KV + dv) : 0u;
+      for (int u = 0; u < kMaxTile / 2; ++u) {
+        const uint2 w = u < n && dv < HD ? *reinterpret_cast<const uint2*>(vtile + static_cast<size_t>(u) * KV + dv)
+                                         : make_uint2(0u, 0u);
+        vr[2 * u] = w.x;
+        vr[2 * u + 1] = w.y;
+      }
+    } else {
+#pragma unroll
+      for (int u = 0; u < kMaxTile; ++u) {
+        vr[u] = u < n && dv < HD ? *reinterpret_cast<const uint32_t*>(vtile + static_cast<size_t>(u) * KV + dv) : 0u;
+      }
     }
     const uint16_t* krow = kc + static_cast<size_t>(j0 + slot) * KV + kv * HD + 32 * part;
     uint32_t kr[16];  // this lane's 32 dims of its position's K row
@@ -185,20 +201,34 @@ __device__ __forceinline__ void AttendChunkTiles(const float* q, const uint16_t*
       p[h] = expf(sc - m_new);                // 0 for a slot past the chunk's end
       l[h] = l[h] * corr + (part == 0 ? p[h] : 0.0f);  // one lane per position; summed at the end
 #pragma unroll
-      for (int i = 0; i < 2; ++i) o[h][i] *= corr;
+      for (int i = 0; i < kDims; ++i) o[h][i] *= corr;
       m[h] = m_new;
     }
     // Every step of the V sum, without a break at the tile's end or the group's: rows past the
     // end were loaded as 0 and their slots' weights are 0 (at lpp = 4 rows 8-15 take lanes 0-28
     // again: weight x 0); a head past the group's end is never written. With a break per step
     // each shuffle waited on the one before (v25's first build: +2.3 us a 32-position chunk).
+    if (wide_v) {
 #pragma unroll
-    for (int u = 0; u < kMaxTile; ++u) {
+      for (int u = 0; u < kMaxTile / 2; ++u) {
 #pragma unroll
-      for (int h = 0; h < kHeads; ++h) {
-        const float w = __shfl_sync(0xffffffffu, p[h], (u * lpp) & 31);
-        o[h][0] += w * Bf16Lo(vr[u]);
-        o[h][1] += w * Bf16Hi(vr[u]);
+        for (int h = 0; h < kHeads; ++h) {
+          const float w = __shfl_sync(0xffffffffu, p[h], 4 * u);
+          o[h][0] += w * Bf16Lo(vr[2 * u]);
+          o[h][1] += w * Bf16Hi(vr[2 * u]);
+          o[h][kDims - 2] += w * Bf16Lo(vr[2 * u + 1]);  // dims 2 and 3 (kDims is 4 here)
+          o[h][kDims - 1] += w * Bf16Hi(vr[2 * u + 1]);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int u = 0; u < kMaxTile; ++u) {
+#pragma unroll
+        for (int h = 0; h < kHeads; ++h) {
+          const float w = __shfl_sync(0xffffffffu, p[h], (u * lpp) & 31);
+          o[h][0] += w * Bf16Lo(vr[u]);
+          o[h][1] += w * Bf16Hi(vr[u]);
+        }
       }
     }
   }
@@ -208,10 +238,14 @@ __device__ __forceinline__ void AttendChunkTiles(const float* q, const uint16_t*
     if (h >= heads) break;
     const float l_sum = WarpSum(l[h]);
     float* s = state + (warp * group + h0 + h) * stride;
-    const int dv = d0 + 2 * lane;
-    if (dv < HD) {
+    const int dv = wide_v ? 4 * lane : d0 + 2 * lane;
+    if (dv < HD) {  // HD % 8 == 0: every one of the lane's dims
       s[dv] = o[h][0];
       s[dv + 1] = o[h][1];
+      if (wide_v) {
+        s[dv + 2] = o[h][kDims - 2];
+        s[dv + 3] = o[h][kDims - 1];
+      }
     }
     if (lane == 0) {
       s[HD] = m[h];
@@ -220,6 +254,8 @@ __device__ __forceinline__ void AttendChunkTiles(const float* q, const uint16_t*
   }
 }
 
+// kOnePass: AttendChunkTiles' one pass for head dims above 64 (the wide kernel only).
+template <bool kOnePass = false>
 __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const StepContext& c) {
   const WorkerParams& p = c.p;
   const int HD = p.head_dim, half = HD / 2, KV = p.kv_heads * HD, Q = p.heads * HD;
@@ -284,13 +320,17 @@ __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const S
   // Batches only where a warp has more than one batch of positions: in a short chunk a
   // batch's slots past the end cost their reductions and win nothing (v18).
   const bool batched = end - begin > 4 * kWarps;  // uniform over the block
-  if (tiles) {
+  if (tiles && kOnePass) {
+    // Query heads 4 at a time, every head dim up to 128 in each pass (one pass for Llama 3.2
+    // 3B and Llama 3.1 8B), each pass reading the chunk's K rows.
+    for (int h0 = 0; h0 < group; h0 += 4) AttendChunkTiles<true>(q, kc, vc, KV, kv, HD, group, h0, 0, begin, end, state);
+  } else if (tiles) {
     // Query heads 4 and V dims 64 at a time (one pass for Llama 3.2 1B and SmolLM2), each
     // pass reading the chunk's K rows. One flat loop: two nested ones cost spills.
     const int dim_passes = (HD + 63) / 64, passes = (group + 3) / 4 * dim_passes;
     for (int pass = 0; pass < passes; ++pass) {
-      AttendChunkTiles(q, kc, vc, KV, kv, HD, group, 4 * (pass / dim_passes), 64 * (pass % dim_passes), begin, end,
-                       state);
+      AttendChunkTiles<false>(q, kc, vc, KV, kv, HD, group, 4 * (pass / dim_passes), 64 * (pass % dim_passes), begin, end,
+                              state);
     }
   } else if (HD <= 64) {
     if (group <= 4) {

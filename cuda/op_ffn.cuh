@@ -26,12 +26,12 @@ __device__ __forceinline__ void Axpy8(float* acc, float h, const uint4 v) {
   acc[7] += h * Bf16Hi(v.w);
 }
 
-template <bool kWideNorm = false>
+template <bool kWide = false>
 __device__ __forceinline__ void OpFfn(const format::TaskRecord& t, const StepContext& c) {
   const int H = c.p.hidden;
   float* xn = c.smem;
   float* hbuf = c.smem + H;
-  RmsNormToShared<kWideNorm>(c.F32(t.in_buf), c.Bf16Tensor(t.norm), H, c.p.rms_norm_eps, xn, c.scratch);
+  RmsNormToShared<kWide>(c.F32(t.in_buf), c.Bf16Tensor(t.norm), H, c.p.rms_norm_eps, xn, c.scratch);
   PhaseMark(c, 0);
   const uint16_t* wg = c.Bf16Tensor(t.weight);
   const uint16_t* wu = c.Bf16Tensor(t.weight2);

@@ -8,11 +8,11 @@
 namespace tileinfer {
 namespace device {
 
-template <bool kWideNorm = false>
+template <bool kWide = false>
 __device__ __forceinline__ void OpLmHead(const format::TaskRecord& t, const StepContext& c) {
   const int H = c.p.hidden;
   float* xn = c.smem;
-  RmsNormToShared<kWideNorm>(c.Fixed(t.in_buf), c.Bf16Tensor(t.norm), H, c.p.rms_norm_eps, xn, c.scratch);
+  RmsNormToShared<kWide>(c.Fixed(t.in_buf), c.Bf16Tensor(t.norm), H, c.p.rms_norm_eps, xn, c.scratch);
   PhaseMark(c, 0);
   float* logits = c.F32(t.out_buf);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;

@@ -10,11 +10,11 @@
 namespace tileinfer {
 namespace device {
 
-template <bool kWideNorm = false>
+template <bool kWide = false>
 __device__ __forceinline__ void OpRmsNormGemv(const format::TaskRecord& t, const StepContext& c,
                                               int k) {
   float* xn = c.smem;
-  RmsNormToShared<kWideNorm>(c.Fixed(t.in_buf), c.Bf16Tensor(t.norm), k, c.p.rms_norm_eps, xn, c.scratch);
+  RmsNormToShared<kWide>(c.Fixed(t.in_buf), c.Bf16Tensor(t.norm), k, c.p.rms_norm_eps, xn, c.scratch);
   PhaseMark(c, 0);
   float* out = c.F32(t.out_buf);
   const bool lane0 = (threadIdx.x & 31) == 0;

@@ -24,15 +24,15 @@ namespace cg = cooperative_groups;
 namespace tileinfer {
 namespace device {
 
-template <bool kWideNorm>
+template <bool kWide>
 __device__ __forceinline__ void RunTask(const format::TaskRecord& t, const StepContext& c) {
   switch (static_cast<format::Opcode>(t.opcode)) {
     case format::Opcode::EMBED: OpEmbed(t, c); break;
-    case format::Opcode::RMSNORM_GEMV: OpRmsNormGemv<kWideNorm>(t, c, c.p.hidden); break;
-    case format::Opcode::ATTENTION: OpAttention(t, c); break;
+    case format::Opcode::RMSNORM_GEMV: OpRmsNormGemv<kWide>(t, c, c.p.hidden); break;
+    case format::Opcode::ATTENTION: OpAttention<kWide>(t, c); break;
     case format::Opcode::ATTN_OUT: OpAttnOut(t, c); break;
-    case format::Opcode::FFN: OpFfn<kWideNorm>(t, c); break;
-    case format::Opcode::LM_HEAD: OpLmHead<kWideNorm>(t, c); break;
+    case format::Opcode::FFN: OpFfn<kWide>(t, c); break;
+    case format::Opcode::LM_HEAD: OpLmHead<kWide>(t, c); break;
     default: break;  // unreachable: the host validated every opcode
   }
 }
@@ -62,8 +62,8 @@ __device__ __forceinline__ void Finish(const WorkerParams& p, bool recorder, int
   }
 }
 
-// kWideNorm: RmsNormToShared's form for hidden sizes above 2,048 compiled in (WorkerWideNorm).
-template <bool kWideNorm>
+// kWide: RmsNormToShared's form for hidden sizes above 2,048 compiled in (WorkerWide).
+template <bool kWide>
 __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p) {
   extern __shared__ float smem[];
   __shared__ float scratch[kWarps];
@@ -108,9 +108,9 @@ __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p
 #ifdef TILEINFER_PHASE_TRACE
         unsigned long long* phases =
             trace && p.trace_phases != nullptr ? p.trace_phases + static_cast<size_t>(i) * kMaxPhases : nullptr;
-        RunTask<kWideNorm>(t, StepContext{p, token, pos, smem, scratch, phases});
+        RunTask<kWide>(t, StepContext{p, token, pos, smem, scratch, phases});
 #else
-        RunTask<kWideNorm>(t, StepContext{p, token, pos, smem, scratch});
+        RunTask<kWide>(t, StepContext{p, token, pos, smem, scratch});
 #endif
         if (trace_block) {
           __syncthreads();
@@ -216,17 +216,17 @@ size_t WorkerSharedBytes(int hidden, int q_dim, int head_dim, int group, int max
   return floats * sizeof(float);
 }
 
-bool WorkerWideNorm(int hidden) { return hidden > 4 * device::kNormVec * kWorkerThreads; }
+bool WorkerWide(int hidden) { return hidden > 4 * device::kNormVec * kWorkerThreads; }
 
 namespace {
-const void* WorkerKernelFor(bool wide_norm) {
-  return wide_norm ? reinterpret_cast<const void*>(device::WorkerKernel<true>)
+const void* WorkerKernelFor(bool wide) {
+  return wide ? reinterpret_cast<const void*>(device::WorkerKernel<true>)
                    : reinterpret_cast<const void*>(device::WorkerKernel<false>);
 }
 }  // namespace
 
-std::string WorkerOccupancy(bool wide_norm, size_t shared_bytes, int* blocks_per_sm, int* registers, int* local_bytes) {
-  const void* kernel = WorkerKernelFor(wide_norm);
+std::string WorkerOccupancy(bool wide, size_t shared_bytes, int* blocks_per_sm, int* registers, int* local_bytes) {
+  const void* kernel = WorkerKernelFor(wide);
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(shared_bytes));
   if (err != cudaSuccess) return std::string("cudaFuncSetAttribute: ") + cudaGetErrorString(err);
@@ -240,24 +240,24 @@ std::string WorkerOccupancy(bool wide_norm, size_t shared_bytes, int* blocks_per
   return "";
 }
 
-std::string SetWorkerCarveout(bool wide_norm, int percent) {
+std::string SetWorkerCarveout(bool wide, int percent) {
   if (percent < 0) return "";
   const cudaError_t err =
-      cudaFuncSetAttribute(WorkerKernelFor(wide_norm), cudaFuncAttributePreferredSharedMemoryCarveout, percent);
+      cudaFuncSetAttribute(WorkerKernelFor(wide), cudaFuncAttributePreferredSharedMemoryCarveout, percent);
   if (err != cudaSuccess) return std::string("cudaFuncSetAttribute(carveout): ") + cudaGetErrorString(err);
   return "";
 }
 
-std::string WorkerStaticSharedBytes(bool wide_norm, size_t* bytes) {
+std::string WorkerStaticSharedBytes(bool wide, size_t* bytes) {
   cudaFuncAttributes attr;
-  const cudaError_t err = cudaFuncGetAttributes(&attr, WorkerKernelFor(wide_norm));
+  const cudaError_t err = cudaFuncGetAttributes(&attr, WorkerKernelFor(wide));
   if (err != cudaSuccess) return std::string("cudaFuncGetAttributes: ") + cudaGetErrorString(err);
   *bytes = attr.sharedSizeBytes;
   return "";
 }
 
 std::string LaunchWorker(const WorkerParams& params, int workers, size_t shared_bytes) {
-  const void* kernel = WorkerKernelFor(WorkerWideNorm(params.hidden));
+  const void* kernel = WorkerKernelFor(WorkerWide(params.hidden));
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(shared_bytes));
   if (err != cudaSuccess) return std::string("cudaFuncSetAttribute: ") + cudaGetErrorString(err);

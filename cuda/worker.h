@@ -149,28 +149,29 @@ inline size_t WorkerTablesBytes(size_t n_tensors, size_t n_buffers) {
   return ((n_tensors + n_buffers) * sizeof(void*) + 15) & ~size_t{15};
 }
 
-// The worker is compiled twice (cuda/worker.cu WorkerKernel<kWideNorm>): the wide kernel adds
-// RmsNormToShared's form for hidden sizes above 2,048 (cuda/common.cuh), the other is the same
-// code without it, so that models of 2,048 or less run code the wide form does not move
-// (docs/PERFORMANCE.md, v51t). True when a model of this hidden size runs the wide kernel;
-// every function below takes that choice, LaunchWorker from params.hidden.
-bool WorkerWideNorm(int hidden);
+// The worker is compiled twice (cuda/worker.cu WorkerKernel<kWide>): the wide kernel adds
+// RmsNormToShared's form for hidden sizes above 2,048 (cuda/common.cuh) and ATTENTION's tiles
+// for head dims above 64 in one pass (cuda/op_attention.cuh AttendChunkTiles<true>); the other
+// is the same code without them, so that models of 2,048 or less run code the wide forms do
+// not move (docs/PERFORMANCE.md, v51t, v52). True when a model of this hidden size runs the
+// wide kernel; every function below takes that choice, LaunchWorker from params.hidden.
+bool WorkerWide(int hidden);
 
 // Occupancy of the compiled kernel: blocks per SM for `shared_bytes`, registers per thread,
 // local (spill) bytes per thread. Returns a CUDA error string, empty on success.
-std::string WorkerOccupancy(bool wide_norm, size_t shared_bytes, int* blocks_per_sm, int* registers, int* local_bytes);
+std::string WorkerOccupancy(bool wide, size_t shared_bytes, int* blocks_per_sm, int* registers, int* local_bytes);
 
 // The worker's preferred split of each SM's unified L1 / shared memory
 // (cudaFuncAttributePreferredSharedMemoryCarveout): percent of the maximum shared memory,
 // 0 = as much L1 as the launch's shared memory allows, -1 = the driver's choice (nothing
 // set). Global loads in flight occupy L1 lines, so the carveout bounds the bytes a worker
 // can have in flight. Returns a CUDA error string, empty on success.
-std::string SetWorkerCarveout(bool wide_norm, int percent);
+std::string SetWorkerCarveout(bool wide, int percent);
 
 // Static shared memory (bytes) the compiled kernel uses beside the dynamic part.
-std::string WorkerStaticSharedBytes(bool wide_norm, size_t* bytes);
+std::string WorkerStaticSharedBytes(bool wide, size_t* bytes);
 
-// Cooperative launch of `workers` blocks of the kernel for params.hidden (WorkerWideNorm).
+// Cooperative launch of `workers` blocks of the kernel for params.hidden (WorkerWide).
 // Returns a CUDA error string, empty on success.
 std::string LaunchWorker(const WorkerParams& params, int workers, size_t shared_bytes);
 

@@ -4,7 +4,7 @@
 //   probe [--shared_bytes=N] [--device=0]
 //
 // workers_per_sm is the occupancy of the compiled worker kernels (the lower of the two,
-// cuda/worker.h WorkerWideNorm) at --shared_bytes of dynamic shared memory (the host refuses
+// cuda/worker.h WorkerWide) at --shared_bytes of dynamic shared memory (the host refuses
 // a plan with more workers than fit, so a wrong guess here fails loudly at load, never hangs).
 #include <cuda_runtime.h>
 
@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
                  "target file (--target=h200) instead\n", cudaGetErrorString(err));
     return 1;
   }
-  // Both compilations of the worker (cuda/worker.h WorkerWideNorm): the target holds the more
+  // Both compilations of the worker (cuda/worker.h WorkerWide): the target holds the more
   // demanding, so that a plan fits whichever kernel its model runs.
   int blocks = 0, regs = 0, local = 0;
   for (const bool wide : {false, true}) {

@@ -31,11 +31,11 @@ from tools import trace_report
 FLAGS = flags.FLAGS
 flags.DEFINE_multi_string("build", [], "NAME=SASS:CSV of one build (repeat for several).")
 flags.DEFINE_bool("wide_kernel", False, "Read the worker kernel of hidden sizes above 2,048 (cuda/worker.h "
-                  "WorkerWideNorm), not the other one: the kernel the profiled model ran.")
+                  "WorkerWide), not the other one: the kernel the profiled model ran.")
 
 FFN_PHASES = [(1, 30, "norm"), (31, 41, "gate/up"), (42, 10 ** 9, "down")]
 # The worker kernel's mangled names in the SASS: WorkerKernel<false> (or the one kernel of builds
-# before the two), WorkerKernel<true> (cuda/worker.h WorkerWideNorm).
+# before the two), WorkerKernel<true> (cuda/worker.h WorkerWide).
 KERNELS = {False: ("WorkerKernelENS_12WorkerParams", "WorkerKernelILb0E"), True: ("WorkerKernelILb1E",)}
 TOTAL = "Warp Stall Sampling (All Samples)"
 SHOWN = ["stall_long_sb", "stall_barrier", "stall_no_inst", "stall_wait", "stall_short_sb",

@@ -64,7 +64,8 @@ MODELS["tiny_hd128_g3"] = dict(hidden=192, ffn=80, layers=2, heads=6, kv_heads=2
 MODELS["tiny_hd128_g4"] = dict(hidden=256, ffn=96, layers=2, heads=8, kv_heads=2, head_dim=128, vocab=60,
                                tied=False, max_context=600)
 # A hidden size above 2,048: RmsNormToShared's path for those (the 3B's 3,072, the 8B's 4,096),
-# which no other tiny shape takes; head_dim 128 with 3 query heads a K/V head as the 3B.
+# which no other tiny shape takes; head_dim 128 with 3 query heads a K/V head as the 3B: the tiny
+# model of the wide worker kernel (cuda/worker.h WorkerWide), its norm and its one-pass tiles.
 MODELS["tiny_h2304"] = dict(hidden=2304, ffn=64, layers=1, heads=18, kv_heads=6, vocab=50, max_context=600)
 # Llama 3.2 3B and Llama 3.1 8B with random weights (py/planner/known_configs.py): 6.4 and 16.1
 # GB of BF16 (checkpoint and package ~95 s and ~250 s on the GPU machine, drawn sequentially);

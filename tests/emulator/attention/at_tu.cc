@@ -2,6 +2,10 @@
 #include OPFILE
 namespace emu {
 void RunOp(const tileinfer::format::TaskRecord& t, const tileinfer::device::StepContext& c) {
+#ifdef AT_WIDE  // setup.sh, for a version with OpAttention<kOnePass>: the wide kernel's instantiation
+  tileinfer::device::OpAttention<true>(t, c);
+#else
   tileinfer::device::OpAttention(t, c);
+#endif
 }
 }  // namespace emu

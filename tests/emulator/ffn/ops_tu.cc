@@ -2,9 +2,9 @@
 #include "cuda/op_ffn.cuh"
 #include "cuda/op_rmsnorm_gemv.cuh"
 #include "cuda/op_lm_head.cuh"
-// EMU_WIDE_NORM (setup.sh, for a version with WorkerKernel<kWideNorm>): the ops' wide instantiation,
+// EMU_WIDE (setup.sh, for a version with WorkerKernel<kWide>): the ops' wide instantiation,
 // the one that holds every form of RmsNormToShared (the narrow one lacks the form above 2,048).
-#ifdef EMU_WIDE_NORM
+#ifdef EMU_WIDE
 #define EMU_NORM <true>
 #else
 #define EMU_NORM
