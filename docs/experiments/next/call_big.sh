@@ -7,7 +7,8 @@
 #                                          contexts 1 and 4096; the transformers comparison comes
 #                                          last and is skipped when out of time)
 # Here first: bash tests/gpu/prepare.sh; cp docs/experiments/next/call_big.sh .gpu/; carry
-# .gpu/bin.tar.xz and .gpu/call_big.sh; run `bash .gpu/call_big.sh MODEL 2>&1 | tail -60`.
+# .gpu/bin.tar.xz and .gpu/call_big.sh (or CALL_ARCHIVE=.gpu/ab.tar.xz from prepare_ab.sh, whose
+# .gpu/bin is its last build); run `bash .gpu/call_big.sh MODEL 2>&1 | tail -60`.
 # Every line is also in call.log ($OUT/call_big_MODEL.tgz).
 # 1. head_dim 128 on two tiny models (Llama 3.2 3B's 3 and Llama 3.1 8B's 4 query heads a K/V
 #    head): GPU = CPU at contexts 1-600, 10 x 500 tokens bit-identical, with ATTENTION plain and in
@@ -21,7 +22,7 @@ set -u
 MODEL=${1:?usage: call_big.sh llama3b_shape|llama8b_shape}
 case "$MODEL" in llama3b_shape|llama8b_shape) ;; *) echo "call_big: unknown model $MODEL" >&2; exit 2 ;; esac
 source tests/gpu/call_lib.sh
-CALL_MODELS=tiny_hd128_g3,tiny_hd128_g4 call_begin .gpu/bin.tar.xz
+CALL_MODELS=tiny_hd128_g3,tiny_hd128_g4 call_begin "${CALL_ARCHIVE:-.gpu/bin.tar.xz}"
 call_tiny_tiles tiny_hd128_g3 tiny_hd128_g4
 CALL_SECONDS=$SECONDS SAN_DEADLINE=200 bash tests/gpu/sanitize_one.sh bin memcheck tiny_hd128_g4
 python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models="$MODEL" 2>&1 | grep -v "^I"
@@ -43,8 +44,8 @@ hf() {
 # Call BIG ran the 8B without traces and at contexts 1 and 4096 only (its make took ~250 s of
 # the call, drawn sequentially); SHOWCASE_TRACE=0 and CONTEXTS=1,4096 do that again.
 SHOWCASE_FLAGS="--runtimes=tileinfer,torch_compile --contexts=${CONTEXTS:-1,1024,4096}" \
-  timeout $((560 - SECONDS)) bash tests/gpu/showcase.sh "$MODEL" 2>&1 | grep -E "^\| [0-9]|^\| tileinfer|^\| torch|^\| floor|token:|trace" | head -24
-echo "$MODEL showcase at ${SECONDS}s"
+  timeout $((560 - SECONDS)) bash tests/gpu/showcase.sh "$MODEL" 2>&1 | tee "$OUT/showcase_$MODEL.log" | grep -E "^\| [0-9]|^\| tileinfer|^\| torch|^\| floor|token:|trace"
+echo "$MODEL showcase rc=${PIPESTATUS[0]} at ${SECONDS}s (its whole output: showcase_$MODEL.log)"
 cp "$OUT/floor.json" "$OUT/$MODEL/floor.json" 2>/dev/null
 if [ "$MODEL" = llama8b_shape ]; then
   if [ $((585 - SECONDS)) -gt 40 ]; then hf $((585 - SECONDS)); else echo "hf_compare skipped: out of time at ${SECONDS}s"; fi
