@@ -73,6 +73,17 @@ int Run() {
   request.top_p = static_cast<float>(FLAGS_top_p);
   request.seed = FLAGS_seed;
   Ok(api::Engine::CheckOptions(request));  // before the package loads, a prompt prints or a turn is read
+  if (request.temperature == 0.0f) {  // greedy: the sampler's flags have no effect; say so rather than ignore them
+    std::string unused;
+    for (const char* flag : {"top_k", "top_p", "seed"}) {
+      if (gflags::GetCommandLineFlagInfoOrDie(flag).is_default) continue;
+      unused += std::string(unused.empty() ? "--" : ", --") + flag;
+    }
+    if (!unused.empty()) {
+      std::fprintf(stderr, "note: %s only apply when sampling (--temperature > 0); this run is greedy.\n",
+                   unused.c_str());
+    }
+  }
 
   api::EngineOptions eo;
   eo.device = FLAGS_device;

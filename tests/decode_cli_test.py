@@ -62,6 +62,18 @@ def test_a_bad_request_option_leaves_no_dangling_output_line(package, flag, mess
     assert "output:" not in out and message not in out
 
 
+def test_sampler_flags_in_a_greedy_run_get_a_note_and_change_nothing(package):
+    flags = ("--prompt_ids=3,7,11", "--max_new_tokens=4", "--ignore_eos")
+    rc, greedy, err = run(package, *flags)
+    assert rc == 0 and "note:" not in err, err
+    rc, out, err = run(package, *flags, "--top_k=2", "--seed=9")
+    assert rc == 0, err
+    assert "note: --top_k, --seed only apply when sampling (--temperature > 0)" in err
+    assert out.splitlines()[:3] == greedy.splitlines()[:3]  # the same prompt, text and ids
+    rc, _, err = run(package, *flags, "--temperature=0.7", "--top_k=2", "--seed=9")
+    assert rc == 0 and "note:" not in err, err
+
+
 @pytest.mark.parametrize("threads", ["-1", "1025", "2147483647"])
 def test_cpu_threads_out_of_range_are_refused(package, threads):
     rc, out, err = run(package, "--prompt_ids=3", f"--threads={threads}")
