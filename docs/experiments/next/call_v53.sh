@@ -1,22 +1,23 @@
 #!/usr/bin/env bash
 # Call V53 (docs/PERFORMANCE.md, "v53"), ON the GPU machine from the repo root, a fresh start (~6 min):
-# v53 (exp/narrow-hd64: the narrow worker kernel without head dims above 64, which now run the wide
-# one) against main.
+# v53 (exp/narrow-hd64: the narrow worker kernel without head dims above 64 or groups above 4, which
+# now run the wide one) against main.
 #   bash .gpu/call_v53.sh
 # Here first: bash tests/gpu/prepare_ab.sh main exp/narrow-hd64; cp docs/experiments/next/call_v53.sh
 # .gpu/; carry .gpu/ab.tar.xz and .gpu/call_v53.sh. Every line is also in call.log ($OUT/call_v53.tgz).
-# 1. Correct: tiny_hd128_g3 and tiny_hd80_g6 (head dims above 64: now the wide kernel) and tiny_9x3
-#    (the narrow kernel) GPU = CPU by default and with tiles in every step, 10 x 500 tokens
-#    bit-identical; memcheck and synccheck of tiny_hd80_g6 and tiny_9x3 with tiles; the 1B's and
-#    SmolLM2's logits bit-identical to main (the narrow kernel's arithmetic is main's).
+# 1. Correct: tiny_hd128_g3, tiny_hd80_g6 (head dims above 64) and tiny_g8 (group 8 at head_dim 16),
+#    now the wide kernel, and tiny_9x3 (the narrow kernel) GPU = CPU by default and with tiles in
+#    every step, 10 x 500 tokens bit-identical; memcheck and synccheck of tiny_hd80_g6, tiny_g8 and
+#    tiny_9x3 with tiles; the 1B's and SmolLM2's logits bit-identical to main (the narrow kernel's
+#    arithmetic is main's).
 # 2. Bench windows, 5 blocks: n (main again, the null), a (main), v (v53) on the 1B and SmolLM2 at
 #    1 / 256 / 1024 / 4096.
 set -u
 source tests/gpu/call_lib.sh
-CALL_MODELS=tiny_hd128_g3,tiny_hd80_g6,tiny_9x3,llama1b_shape,smollm2_shape call_begin .gpu/ab.tar.xz
+CALL_MODELS=tiny_hd128_g3,tiny_hd80_g6,tiny_g8,tiny_9x3,llama1b_shape,smollm2_shape call_begin .gpu/ab.tar.xz
 echo "made at ${SECONDS}s"
-call_tiny_tiles tiny_hd128_g3 tiny_hd80_g6 tiny_9x3
-for m in tiny_hd80_g6 tiny_9x3; do
+call_tiny_tiles tiny_hd128_g3 tiny_hd80_g6 tiny_g8 tiny_9x3
+for m in tiny_hd80_g6 tiny_g8 tiny_9x3; do
   for tool in memcheck synccheck; do
     CALL_SECONDS=$SECONDS SAN_DEADLINE=200 bash tests/gpu/sanitize_one.sh bin $tool $m --attention_tile_min=1
   done
