@@ -57,6 +57,12 @@ MODELS["tiny_untied_mc40"] = dict(MODELS["tiny_untied"], min_chunk=40)
 # main's widest ATTENTION template (8 heads, 4 dims per lane) and the multi-pass path of
 # docs/experiments/attn-lanes.patch (query heads 4 and V dims 64 a pass, 4 lanes a position).
 MODELS["tiny_hd80_g6"] = dict(hidden=480, ffn=64, layers=1, heads=6, kv_heads=1, vocab=50, max_context=600)
+# More than 4 query heads per K/V head at a head_dim of 64 or less (TinyLlama-1.1B's 8 at its 64):
+# ATTENTION's AttendChunk<8, 2, *>, which no other tiny shape runs.
+MODELS["tiny_g8"] = dict(hidden=128, ffn=64, layers=1, heads=8, kv_heads=1, vocab=50, max_context=600)
+# A head_dim that is not a multiple of 8: no tiles (cuda/op_attention.cuh), so its long chunks
+# take the batches of positions at every threshold.
+MODELS["tiny_hd12"] = dict(hidden=48, ffn=64, layers=1, heads=4, kv_heads=2, vocab=50, max_context=600)
 # head_dim 128, the GPU path's largest (worker.h kGpuMaxHeadDim), with Llama 3.2 3B's 3 and
 # Llama 3.1 8B's 4 query heads a K/V head; the second with an lm_head of its own, as the 8B.
 MODELS["tiny_hd128_g3"] = dict(hidden=192, ffn=80, layers=2, heads=6, kv_heads=2, head_dim=128, vocab=70,
