@@ -1,6 +1,8 @@
 // The public API over the package reader, validator, executors and tokenizer.
 #include "host/api.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdio>
 #include <exception>
@@ -28,10 +30,16 @@ struct Engine::Impl {
   // A Generate is running: the executor holds one request's K/V cache, so a second one (from
   // another thread, or from the first one's callback) must be refused, not interleaved.
   std::atomic<bool> busy{false};
+  // The process that opened the engine: its CPU executor's threads and its GPU context do not
+  // survive fork(), so a forked child's Generate would wait for threads that do not exist.
+  pid_t opener = getpid();
 
   // The request's prompt as ids (see Request).
   std::vector<int> PromptIds(const Request& r) const {
     const int given = !r.prompt_ids.empty() + !r.prompt.empty() + !r.chat.empty();
+    if (given == 0) {
+      throw tileinfer::Error("the prompt is empty: give one of prompt_ids, prompt (text) or chat, not empty");
+    }
     if (given != 1) {
       throw tileinfer::Error("give exactly one of prompt_ids, prompt (text) or chat; got " + std::to_string(given));
     }
@@ -132,6 +140,12 @@ Status Engine::Open(const std::string& package_path, const EngineOptions& option
 
 Status Engine::Generate(const Request& request, const TokenCallback& on_token, Result* result) {
   *result = Result();
+  if (getpid() != impl_->opener) {
+    return Status::Error("this engine was opened in process " + std::to_string(impl_->opener) +
+                         " and cannot serve another process, such as a fork()ed child (its CPU threads "
+                         "and GPU context do not survive fork): open an engine in each process, or use "
+                         "multiprocessing's 'spawn' start method");
+  }
   if (impl_->busy.exchange(true)) {
     return Status::Error("this engine is already generating: it serves one request at a time (an "
                          "on_token callback must not call Generate on its own engine; threads need an "

@@ -73,14 +73,17 @@ using TokenCallback = std::function<bool(int id, const std::string& piece)>;
 class Engine {
  public:
   // Opens, checks (format, checksums, plan) and loads a package. On a GPU the weights are
-  // uploaded once here.
+  // uploaded once here. The CPU executor reads the weights from the mapped file on every step:
+  // replace an open package only by renaming a new file over it, never by rewriting it.
   static Status Open(const std::string& package_path, const EngineOptions& options,
                      std::unique_ptr<Engine>* engine);
   ~Engine();
 
   // One request from position 0. `on_token` may be empty. The engine serves the next
   // request after an error. One request at a time: a Generate while another runs on the same
-  // engine (another thread's, or one from inside `on_token`) returns an error at once.
+  // engine (another thread's, or one from inside `on_token`) returns an error at once, as does
+  // a Generate in another process than the one that opened the engine (a fork()ed child: the
+  // CPU executor's threads and the GPU context do not survive fork).
   Status Generate(const Request& request, const TokenCallback& on_token, Result* result);
 
   // The request's options that do not depend on the prompt or the package (max_new_tokens

@@ -5,8 +5,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <exception>
 #include <string>
+#include <thread>
 
 #include "cuda/device_query.h"
 #include "host/cpu_executor.h"
@@ -59,6 +61,15 @@ void Check(const api::Status& s) {
 }
 
 std::string TypeName(const py::handle& h) { return py::str(py::type::handle_of(h).attr("__name__")); }
+
+// True once the interpreter has begun to shut down (any thread may ask, without the GIL).
+bool Finalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing() != 0;
+#else
+  return _Py_IsFinalizing() != 0;
+#endif
+}
 
 // `h` as T, or a TypeError saying `what` (pybind11's own message names only C++ types).
 template <typename T>
@@ -117,16 +128,21 @@ class PyEngine {
     std::exception_ptr callback_error;  // what on_token raised: it stops the request, then re-raised as it is
     if (!on_token.is_none()) {
       if (!PyCallable_Check(on_token.ptr())) {
-        throw py::type_error("on_token must be callable as on_token(id, piece), not a " + TypeName(on_token));
+        throw py::type_error("on_token must be callable as on_token(id, piece), not " +
+                             std::string(py::repr(on_token)).substr(0, 80) + " (" + TypeName(on_token) + ")");
       }
       callback = [&](int id, const std::string& piece) {
+        // A daemon thread still generating while the interpreter exits: taking the GIL then ends
+        // the thread inside this C++ frame (CPython's take_gil), which aborts the process; stop
+        // the request instead (the interpreter is going away, so nobody waits for its tokens).
+        if (Finalizing()) return false;
         py::gil_scoped_acquire gil;
         try {
           const py::object go_on = on_token(id, py::bytes(piece));
           if (go_on.is_none()) return true;
           if (!py::isinstance<py::bool_>(go_on)) {
-            throw py::type_error("on_token must return True (go on), False (stop) or None, not a " +
-                                 TypeName(go_on));
+            throw py::type_error("on_token must return True (go on), False (stop) or None, not " +
+                                 std::string(py::repr(go_on)).substr(0, 80) + " (" + TypeName(go_on) + ")");
           }
           return go_on.cast<bool>();
         } catch (...) {
@@ -137,11 +153,14 @@ class PyEngine {
     }
     api::Result result;
     api::Status status;
-    {
-      // Other Python threads run while this one generates; the callback takes the GIL back.
-      py::gil_scoped_release release;
-      status = engine_->Generate(r, callback, &result);
-    }
+    // Other Python threads run while this one generates; the callback takes the GIL back. Not
+    // py::gil_scoped_release: its destructor takes the GIL back, and in a daemon thread whose
+    // interpreter has begun to exit CPython ends the thread there, inside a noexcept destructor,
+    // which aborts the process. Such a thread waits here for the process to end instead.
+    PyThreadState* const thread_state = PyEval_SaveThread();
+    status = engine_->Generate(r, callback, &result);  // returns a Status; the callback catches what it raises
+    while (Finalizing()) std::this_thread::sleep_for(std::chrono::seconds(1));
+    PyEval_RestoreThread(thread_state);
     if (callback_error) std::rethrow_exception(callback_error);  // KeyboardInterrupt stays one
     Check(status);
     py::dict d;
@@ -167,6 +186,8 @@ class PyEngine {
   }
 
   std::string executor_name() const { return engine_->executor_name(); }
+  int vocab_size() const { return engine_->vocab_size(); }
+  int max_context() const { return engine_->max_context(); }  // prompt + new tokens, at most
 
  private:
   std::unique_ptr<api::Engine> engine_;
@@ -197,7 +218,9 @@ PYBIND11_MODULE(_tileinfer, m) {
            "False stops. Returns a dict: prompt_ids, tokens, text, stopped, prompt_ms, decode_ms.")
       .def("encode", &PyEngine::Encode, py::arg("text"), "Ids of text (special tokens parsed; no BOS).")
       .def("decode", &PyEngine::Decode, py::arg("ids"), "Text of token ids.")
-      .def_property_readonly("executor_name", &PyEngine::executor_name);
+      .def_property_readonly("executor_name", &PyEngine::executor_name)
+      .def_property_readonly("vocab_size", &PyEngine::vocab_size)
+      .def_property_readonly("max_context", &PyEngine::max_context);
   py::class_<CpuSession>(m, "CpuSession", "A package loaded, validated and run by the CPU executor.")
       .def(py::init<const std::string&, int>(), py::arg("path"), py::arg("threads") = 0)
       .def("step", &CpuSession::Step, py::arg("token"), py::arg("pos"), py::arg("logits") = true,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <utility>
@@ -11,14 +12,25 @@
 #include "host/error.h"
 
 namespace tileinfer {
+namespace {
+
+// `v` with the digits a float needs to be read back (std::to_string's six decimals printed
+// top_p 1.0000001 as "1.000000" and -1e-9 as "-0.000000").
+std::string FloatText(float v) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.9g", static_cast<double>(v));
+  return text;
+}
+
+}  // namespace
 
 void CheckSamplingOptions(const SamplingOptions& o) {
   if (!(o.temperature >= 0.0f) || !std::isfinite(o.temperature)) {
-    throw Error("temperature must be a finite number >= 0 (0 means greedy), not " + std::to_string(o.temperature));
+    throw Error("temperature must be a finite number >= 0 (0 means greedy), not " + FloatText(o.temperature));
   }
   if (o.top_k < 0) throw Error("top_k must be >= 0 (0 keeps every id), not " + std::to_string(o.top_k));
   if (!(o.top_p > 0.0f && o.top_p <= 1.0f)) {
-    throw Error("top_p must be in (0, 1] (1 keeps every id), not " + std::to_string(o.top_p));
+    throw Error("top_p must be in (0, 1] (1 keeps every id), not " + FloatText(o.top_p));
   }
 }
 

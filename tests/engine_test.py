@@ -1,6 +1,9 @@
 """The public API through Python (host/api.h via the pybind11 module): text and chat
 prompts, streaming, stop text, seeded sampling, exactly one BOS, errors as exceptions."""
 import json
+import os
+import signal
+import subprocess
 import sys
 import threading
 import time
@@ -73,8 +76,18 @@ def test_seeded_sampling_is_reproducible(smol):
 def test_errors_are_exceptions_and_the_engine_goes_on(smol):
     with pytest.raises(RuntimeError, match="exactly one of"):
         smol.generate(prompt="a", prompt_ids=[1])
+    with pytest.raises(RuntimeError, match="the prompt is empty"):
+        smol.generate(prompt="")
     with pytest.raises(RuntimeError, match="top_p"):
         smol.generate(prompt="a", temperature=1.0, top_p=0.0)
+    # Values with the digits that show why they are refused (six decimals printed 1.000000).
+    with pytest.raises(RuntimeError, match=r"top_p must be in \(0, 1\] .*not 1\.00000012"):
+        smol.generate(prompt="a", temperature=1.0, top_p=1.0000001)
+    with pytest.raises(RuntimeError, match=r"not -9\.99999972e-10"):
+        smol.generate(prompt="a", temperature=-1e-9)
+    with pytest.raises(TypeError, match=r"on_token must return True .*not 1 \(int\)"):
+        smol.generate(prompt="a", max_new_tokens=2, on_token=lambda i, p: 1)
+    assert (smol.vocab_size, smol.max_context) == (49152, 512)  # SmolLM2's vocabulary, the planned context
     with pytest.raises(RuntimeError, match="max context"):
         smol.generate(prompt="a", max_new_tokens=600)
     with pytest.raises(RuntimeError, match="not one of system, user, assistant"):
@@ -93,11 +106,63 @@ def test_a_callback_that_raises_stops_the_request_with_its_own_exception(smol):
             raise exc("from the callback")
         with pytest.raises(exc, match="from the callback"):
             smol.generate(prompt="Hello", max_new_tokens=4, on_token=raising)
-    with pytest.raises(TypeError, match="on_token must return True .* not a str"):
+    with pytest.raises(TypeError, match=r"on_token must return True .* not 'no' \(str\)"):
         smol.generate(prompt="Hello", max_new_tokens=4, on_token=lambda i, p: "no")
-    with pytest.raises(TypeError, match="on_token must be callable"):
+    with pytest.raises(TypeError, match=r"on_token must be callable as on_token\(id, piece\), not 5 \(int\)"):
         smol.generate(prompt="Hello", max_new_tokens=4, on_token=5)
     assert smol.generate(prompt="Hello", max_new_tokens=2)["tokens"]  # still serving
+
+
+def test_a_forked_child_gets_an_error_not_a_hang(smol):
+    """The engine's CPU threads do not survive fork(): a child's generate used to wait forever."""
+    smol.generate(prompt="Hello", max_new_tokens=2)  # the executor's threads have started
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report what generate did, then leave at once
+        os.close(read_end)
+        try:
+            smol.generate(prompt="Hello", max_new_tokens=2)
+            message = b"no error"
+        except RuntimeError as e:
+            message = str(e).encode()
+        os.write(write_end, message)
+        os._exit(0)
+    os.close(write_end)
+    deadline = time.monotonic() + 60
+    while os.waitpid(pid, os.WNOHANG) == (0, 0):
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("generate in a forked child hung")
+        time.sleep(0.05)
+    with os.fdopen(read_end, "rb") as f:
+        message = f.read().decode()
+    assert "cannot serve another process, such as a fork()ed child" in message, message
+    assert smol.generate(prompt="Hello", max_new_tokens=2)["tokens"]  # the parent's engine still serves
+
+
+def test_interpreter_exit_during_a_streamed_request_is_clean(tmp_path):
+    """A daemon thread generating with on_token while the interpreter exits: it used to abort
+    (SIGABRT, 'terminate called without an active exception') as it took the GIL back."""
+    pkg = tmp_path / "tiny.tpkg"
+    tiny_models.write_tiny_checkpoint(tmp_path / "ckpt", hidden=256, ffn=512, layers=4, heads=4, kv_heads=2,
+                                      vocab=120, seed=5)
+    planner_main.build_package(str(tmp_path / "ckpt"), "h200", str(pkg), 1024, progress=False)
+    script = (
+        "import threading, time\n"
+        "from host import _tileinfer\n"
+        f"e = _tileinfer.Engine({str(pkg)!r}, device='cpu')\n"
+        "started = threading.Event()\n"
+        "def run():\n"
+        "    e.generate(prompt_ids=[1, 5, 6], max_new_tokens=1000, stop_at_eos=False,\n"
+        "               on_token=lambda i, p: started.set())\n"
+        "threading.Thread(target=run, daemon=True).start()\n"
+        "started.wait(30)\n"
+        "print('main exits')\n")
+    for _ in range(3):
+        p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+        assert p.returncode == 0 and "main exits" in p.stdout, (p.returncode, p.stderr[-500:])
 
 
 def test_one_request_at_a_time_per_engine(smol):
