@@ -62,6 +62,10 @@ void Check(const api::Status& s) {
 
 std::string TypeName(const py::handle& h) { return py::str(py::type::handle_of(h).attr("__name__")); }
 
+// Token bytes as a str: a piece may hold part of a UTF-8 character, which becomes U+FFFD, as in
+// HF's decode (pybind11's own conversion raised UnicodeDecodeError).
+py::str Utf8Text(const std::string& bytes) { return py::bytes(bytes).attr("decode")("utf-8", "replace"); }
+
 // True once the interpreter has begun to shut down (any thread may ask, without the GIL).
 bool Finalizing() {
 #if PY_VERSION_HEX >= 0x030D0000
@@ -182,7 +186,7 @@ class PyEngine {
   py::str Decode(const std::vector<int>& ids) const {
     std::string text;
     Check(engine_->Decode(ids, &text));
-    return py::bytes(text).attr("decode")("utf-8", "replace");
+    return Utf8Text(text);
   }
 
   std::string executor_name() const { return engine_->executor_name(); }
@@ -229,7 +233,8 @@ PYBIND11_MODULE(_tileinfer, m) {
       .def("logits", &CpuSession::Logits, "FP32 logits (vocab,) of the last step with logits.")
       .def("generate", &CpuSession::Generate, py::arg("prompt"), py::arg("max_new_tokens"),
            py::arg("stop_at_eos") = true, "Greedy generation from position 0; returns new ids.")
-      .def("decode", &CpuSession::Decode, py::arg("ids"), "Text of token ids.")
+      .def("decode", [](const CpuSession& s, const std::vector<int>& ids) { return Utf8Text(s.Decode(ids)); },
+           py::arg("ids"), "Text of token ids (bytes that are not UTF-8 as U+FFFD, as HF decodes).")
       .def("encode", &CpuSession::Encode, py::arg("text"), py::arg("parse_special") = true,
            "Token ids of `text` (no BOS), as HF tokenizers encodes it.")
       .def_property_readonly("vocab_size", [](const CpuSession& s) { return s.package().model().vocab; })
@@ -241,7 +246,8 @@ PYBIND11_MODULE(_tileinfer, m) {
                   "A tokenizer from the text of a package's tokenizer section (TokenizerSpec.to_json()).")
       .def("encode", &Tokenizer::Encode, py::arg("text"), py::arg("parse_special") = true,
            "Token ids of `text`, without BOS; special tokens are parsed only when parse_special.")
-      .def("decode", &Tokenizer::Decode, py::arg("ids"), "Text of token ids.")
+      .def("decode", [](const Tokenizer& t, const std::vector<int>& ids) { return Utf8Text(t.Decode(ids)); },
+           py::arg("ids"), "Text of token ids (bytes that are not UTF-8 as U+FFFD, as HF decodes).")
       .def_property_readonly("vocab_size", &Tokenizer::vocab_size)
       .def_property_readonly("bos_id", &Tokenizer::bos_id)
       .def_property_readonly("add_bos", &Tokenizer::add_bos);
