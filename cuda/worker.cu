@@ -221,7 +221,7 @@ bool WorkerWide(int hidden) { return hidden > 4 * device::kNormVec * kWorkerThre
 namespace {
 const void* WorkerKernelFor(bool wide) {
   return wide ? reinterpret_cast<const void*>(device::WorkerKernel<true>)
-                   : reinterpret_cast<const void*>(device::WorkerKernel<false>);
+              : reinterpret_cast<const void*>(device::WorkerKernel<false>);
 }
 }  // namespace
 

@@ -99,8 +99,9 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
   for (size_t i = 0; i < tasks.size; ++i) order[fill[tasks[i].worker]++] = static_cast<uint32_t>(i);
 
+  const bool wide = WorkerWide(m.hidden);  // the worker kernel this model runs
   size_t static_bytes = 0;
-  const std::string static_err = WorkerStaticSharedBytes(WorkerWide(m.hidden), &static_bytes);
+  const std::string static_err = WorkerStaticSharedBytes(wide, &static_bytes);
   if (!static_err.empty()) throw Error(static_err);
   const size_t dynamic_limit = prop.sharedMemPerBlockOptin - std::min(static_bytes, prop.sharedMemPerBlockOptin);
   const size_t work_bytes = (WorkerSharedBytes(m.hidden, m.q_dim(), m.head_dim, group, max_ffn_rows, m.heads,
@@ -127,10 +128,10 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
                 ": give the chunk length (positions, >= 1) from which ATTENTION works in tiles, or 0 for "
                 "the default by head_dim");
   }
-  const std::string carve = SetWorkerCarveout(WorkerWide(m.hidden), options.carveout);
+  const std::string carve = SetWorkerCarveout(wide, options.carveout);
   if (!carve.empty()) throw Error(carve);
   int blocks_per_sm = 0, regs = 0, local = 0;
-  const std::string occ = WorkerOccupancy(WorkerWide(m.hidden), shared_bytes_, &blocks_per_sm, &regs, &local);
+  const std::string occ = WorkerOccupancy(wide, shared_bytes_, &blocks_per_sm, &regs, &local);
   if (!occ.empty()) throw Error(occ);
   if (p.workers > blocks_per_sm * prop.multiProcessorCount) {
     throw Error("the plan has " + std::to_string(p.workers) + " workers, but only " +
@@ -182,7 +183,7 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   params_.rms_norm_eps = m.rms_norm_eps;
   params_.max_context = p.max_context;
   params_.attention_min_chunk = p.attention_min_chunk;
-  params_.attention_tile_min = AttentionTileMin(options.attention_tile_min, m.head_dim, WorkerWide(m.hidden));
+  params_.attention_tile_min = AttentionTileMin(options.attention_tile_min, m.head_dim, wide);
   params_.buf_cand = p.buf_cand;
   params_.n_cand = p.lm_head_slots;
   params_.buf_logits = p.buf_logits;

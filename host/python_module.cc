@@ -62,6 +62,11 @@ void Check(const api::Status& s) {
 
 std::string TypeName(const py::handle& h) { return py::str(py::type::handle_of(h).attr("__name__")); }
 
+// `h` for an error message: its repr (80 characters at most) and its type, e.g. "5 (int)".
+std::string Shown(const py::handle& h) {
+  return std::string(py::repr(h)).substr(0, 80) + " (" + TypeName(h) + ")";
+}
+
 // Token bytes as a str: a piece may hold part of a UTF-8 character, which becomes U+FFFD, as in
 // HF's decode (pybind11's own conversion raised UnicodeDecodeError).
 py::str Utf8Text(const std::string& bytes) { return py::bytes(bytes).attr("decode")("utf-8", "replace"); }
@@ -132,8 +137,7 @@ class PyEngine {
     std::exception_ptr callback_error;  // what on_token raised: it stops the request, then re-raised as it is
     if (!on_token.is_none()) {
       if (!PyCallable_Check(on_token.ptr())) {
-        throw py::type_error("on_token must be callable as on_token(id, piece), not " +
-                             std::string(py::repr(on_token)).substr(0, 80) + " (" + TypeName(on_token) + ")");
+        throw py::type_error("on_token must be callable as on_token(id, piece), not " + Shown(on_token));
       }
       callback = [&](int id, const std::string& piece) {
         // A daemon thread still generating while the interpreter exits: taking the GIL then ends
@@ -145,8 +149,7 @@ class PyEngine {
           const py::object go_on = on_token(id, py::bytes(piece));
           if (go_on.is_none()) return true;
           if (!py::isinstance<py::bool_>(go_on)) {
-            throw py::type_error("on_token must return True (go on), False (stop) or None, not " +
-                                 std::string(py::repr(go_on)).substr(0, 80) + " (" + TypeName(go_on) + ")");
+            throw py::type_error("on_token must return True (go on), False (stop) or None, not " + Shown(go_on));
           }
           return go_on.cast<bool>();
         } catch (...) {
