@@ -35,7 +35,7 @@ for stage in "$@"; do
     tiny)
       step "tiny models (probed target)"
       python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=tiny || rc=1
-      for m in tiny_9x3 tiny_untied tiny_ties tiny_9x3_mc72 tiny_untied_mc40 tiny_hd80_g6 tiny_g8 tiny_hd12 tiny_hd128_g3 tiny_hd128_g4 tiny_h2304; do  # tiny_inf: see the nonfinite stage
+      for m in tiny_9x3 tiny_untied tiny_ties tiny_9x3_mc72 tiny_untied_mc40 tiny_hd80_g6 tiny_g8 tiny_hd12 tiny_h38 tiny_hd128_g3 tiny_hd128_g4 tiny_h2304; do  # tiny_inf: see the nonfinite stage
         # shellcheck disable=SC2086  # GPU_CHECK_FLAGS: words
         $B/gpu_check --package="$W/$m.tpkg" --contexts=1,2,17,100,383,384,385,600 --runs=10 --tokens=500 \
           ${GPU_CHECK_FLAGS:-} | tee "$OUT/gpu_check_$m.txt" || rc=1

@@ -63,6 +63,10 @@ MODELS["tiny_g8"] = dict(hidden=128, ffn=64, layers=1, heads=8, kv_heads=1, voca
 # A head_dim that is not a multiple of 8: no tiles (cuda/op_attention.cuh), so its long chunks
 # take the batches of positions at every threshold.
 MODELS["tiny_hd12"] = dict(hidden=48, ffn=64, layers=1, heads=4, kv_heads=2, vocab=50, max_context=600)
+# A hidden size that is not a multiple of 4 (head_dim 8, so the narrow worker kernel): the
+# worker's element-by-element fallbacks (RmsNormToShared's last form, WarpDotBf16's scalar part,
+# the FFN's scalar down projection; cuda/common.cuh, op_ffn.cuh), which no other shape reaches.
+MODELS["tiny_h38"] = dict(hidden=38, ffn=52, layers=2, heads=4, kv_heads=2, head_dim=8, vocab=61, max_context=600)
 # head_dim 128, the GPU path's largest (worker.h kGpuMaxHeadDim), with Llama 3.2 3B's 3 and
 # Llama 3.1 8B's 4 query heads a K/V head; the second with an lm_head of its own, as the 8B.
 MODELS["tiny_hd128_g3"] = dict(hidden=192, ffn=80, layers=2, heads=6, kv_heads=2, head_dim=128, vocab=70,
