@@ -254,9 +254,10 @@ __device__ __forceinline__ void AttendChunkTiles(const float* q, const uint16_t*
 }
 
 // kWide: the wide kernel (cuda/worker.h WorkerWide), the only one that runs head dims above
-// kNarrowMaxHeadDim (64) and groups above kNarrowMaxGroup (4): their tiles in one pass
-// (AttendChunkTiles<true>) and their positions one by one. The narrow kernel compiles neither
-// (v53: less code beside the 1B's and SmolLM2's).
+// kNarrowMaxHeadDim (64), head dims not a multiple of 8 and groups above kNarrowMaxGroup (4):
+// their tiles in one pass (AttendChunkTiles<true>), their positions one by one, and the
+// batches of positions. The narrow kernel compiles none of them (v53, v53b: less code beside
+// the 1B's and SmolLM2's).
 template <bool kWide = false>
 __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const StepContext& c) {
   const WorkerParams& p = c.p;
@@ -320,8 +321,12 @@ __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const S
   // (one chunk of ctx positions), 2.7-5.7% slower at context 1 with min_chunk 96-128 (call AC2).
   const bool tiles = (HD & 7) == 0 && min(span, ctx) >= p.attention_tile_min;
   // Batches only where a warp has more than one batch of positions: in a short chunk a
-  // batch's slots past the end cost their reductions and win nothing (v18).
-  const bool batched = end - begin > 4 * kWarps;  // uniform over the block
+  // batch's slots past the end cost their reductions and win nothing (v18). Only in the wide
+  // kernel (v53b): in the narrow one a chunk of more than 64 positions takes the tiles by
+  // default (AttentionTileMin 65; its head dims are multiples of 8, WorkerWide), so the batches
+  // would run only under an explicit attention_tile_min above 65, which there attends long
+  // chunks position by position, unbatched.
+  const bool batched = kWide && end - begin > 4 * kWarps;  // uniform over the block
   if (tiles) {
     // Query heads 4 at a time, every head dim in each pass (one pass for Llama 3.2 1B,
     // SmolLM2, Llama 3.2 3B and Llama 3.1 8B), each pass reading the chunk's K rows.

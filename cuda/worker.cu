@@ -62,7 +62,8 @@ __device__ __forceinline__ void Finish(const WorkerParams& p, bool recorder, int
   }
 }
 
-// kWide: the forms for hidden sizes above 2,048, head dims above 64 and groups above 4 compiled in (WorkerWide).
+// kWide: the forms for hidden sizes above 2,048, head dims above 64 or not a multiple of 8 and groups
+// above 4 compiled in (WorkerWide).
 template <bool kWide>
 __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p) {
   extern __shared__ float smem[];
@@ -217,7 +218,8 @@ size_t WorkerSharedBytes(int hidden, int q_dim, int head_dim, int group, int max
 }
 
 bool WorkerWide(int hidden, int head_dim, int group) {
-  return hidden > 4 * device::kNormVec * kWorkerThreads || head_dim > kNarrowMaxHeadDim || group > kNarrowMaxGroup;
+  return hidden > 4 * device::kNormVec * kWorkerThreads || head_dim > kNarrowMaxHeadDim || head_dim % 8 != 0 ||
+         group > kNarrowMaxGroup;
 }
 
 namespace {
