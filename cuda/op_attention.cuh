@@ -99,18 +99,18 @@ __device__ __forceinline__ void AttendChunk(const float* q, const uint16_t* kc, 
 
 // The chunk's positions [begin, end) against query heads [h0, h0 + 4) of the group (q: the
 // group's (group, HD) roped queries in shared memory); per warp an online softmax state,
-// written to `state` ([warp][h][HD + 2]: o, m, l), o for dims [d0, d0 + 64) only: a head dim
-// above 64 takes two passes, each computing the same scores (so the same m and l). kOnePass
-// (the wide kernel, cuda/worker.h WorkerWide): at lpp = 4 a lane holds 4 V dims (4 lane ..
-// 4 lane + 3, one 8-byte load a V row's piece, 8 positions a tile), so one pass (d0 = 0) covers
-// every head dim up to 128; at lpp = 2 the code and its sums are the narrow kernel's.
+// written to `state` ([warp][h][HD + 2]: o, m, l). kOnePass (the wide kernel, cuda/worker.h
+// WorkerWide, the only one that runs head dims above 64): at lpp = 4 a lane holds 4 V dims
+// (4 lane .. 4 lane + 3, one 8-byte load a V row's piece, 8 positions a tile), so one pass
+// covers every head dim up to 128; at lpp = 2 the code and its sums are the narrow kernel's,
+// which runs head dims up to 64 only (kNarrowMaxHeadDim) and so compiles lpp = 2 alone.
 //
 // Positions over lanes: lpp lanes per position (2 for HD <= 64, else 4), each holding 32 of
 // its dims, so a warp takes a tile of 32 / lpp positions at once; warp w takes the tiles
 // j0 = begin + tile (w + kWarps t). A lane reads its part of a K row in 16-byte loads (HD % 8
 // == 0, so every piece is 16-byte aligned); the lpp parts of each score are summed by xor
 // shuffles; the tile's maximum is one warp reduction per head; then every lane sums the
-// tile's V rows for its dims (d0 + 2 lane, + 1), the weights broadcast by shuffles. The
+// tile's V rows for its dims (2 lane, + 1; at lpp = 4: 4 lane .. + 3), the weights broadcast by shuffles. The
 // tile's V rows are requested together with its K rows, so a tile costs one memory round trip
 // (v25c; AttendChunk waits one per position or per batch of 4). One inlined instance serves
 // every shape of a kernel: a second one costs the whole worker kernel register spills (ptxas, sm_90).
@@ -118,12 +118,11 @@ __device__ __forceinline__ void AttendChunk(const float* q, const uint16_t* kc, 
 // positions, when HD % 8 == 0; an empty chunk leaves every warp's state (0, -inf, 0).
 template <bool kOnePass>
 __device__ __forceinline__ void AttendChunkTiles(const float* q, const uint16_t* kc, const uint16_t* vc, int KV,
-                                                 int kv, int HD, int group, int h0, int d0, int begin, int end,
-                                                 float* state) {
+                                                 int kv, int HD, int group, int h0, int begin, int end, float* state) {
   constexpr int kHeads = 4;                    // query heads a pass holds in registers
   constexpr int kMaxTile = 16;                 // positions per tile at lpp = 2
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int lpp = HD <= 64 ? 2 : 4, tile = 32 / lpp;
+  const int lpp = !kOnePass || HD <= kNarrowMaxHeadDim ? 2 : 4, tile = 32 / lpp;  // the narrow kernel: 2
   const int part = lane % lpp, slot = lane / lpp;  // this lane: dims [32 part, 32 part + 32) of position j0 + slot
   const int heads = min(kHeads, group - h0);
   const float scale = 1.0f / sqrtf(static_cast<float>(HD));
@@ -143,7 +142,7 @@ __device__ __forceinline__ void AttendChunkTiles(const float* q, const uint16_t*
     // Plain loads, not __ldg: the cache is written in this launch (the read-only path may
     // hold a stale sector of a row appended since; the grid barrier's acquire covers L1).
     const uint16_t* vtile = vc + static_cast<size_t>(j0) * KV + kv * HD;
-    const int dv = wide_v ? 4 * lane : d0 + 2 * lane;  // this lane's V dims: dv, dv + 1 (+ 2, + 3)
+    const int dv = wide_v ? 4 * lane : 2 * lane;  // this lane's V dims: dv, dv + 1 (+ 2, + 3)
     uint32_t vr[kMaxTile];  // 2 V dims of position u in vr[u]; wide_v: 4 of position u in vr[2u], vr[2u + 1]
     if (wide_v) {
 #pragma unroll
@@ -238,7 +237,7 @@ __device__ __forceinline__ void AttendChunkTiles(const float* q, const uint16_t*
     if (h >= heads) break;
     const float l_sum = WarpSum(l[h]);
     float* s = state + (warp * group + h0 + h) * stride;
-    const int dv = wide_v ? 4 * lane : d0 + 2 * lane;
+    const int dv = wide_v ? 4 * lane : 2 * lane;
     if (dv < HD) {  // HD % 8 == 0: every one of the lane's dims
       s[dv] = o[h][0];
       s[dv + 1] = o[h][1];
@@ -254,8 +253,12 @@ __device__ __forceinline__ void AttendChunkTiles(const float* q, const uint16_t*
   }
 }
 
-// kOnePass: AttendChunkTiles' one pass for head dims above 64 (the wide kernel only).
-template <bool kOnePass = false>
+// kWide: the wide kernel (cuda/worker.h WorkerWide), the only one that runs head dims above
+// kNarrowMaxHeadDim (64), head dims not a multiple of 8 and groups above kNarrowMaxGroup (4):
+// their tiles in one pass (AttendChunkTiles<true>), their positions one by one, and the
+// batches of positions. The narrow kernel compiles none of them (v53, v53b: less code beside
+// the 1B's and SmolLM2's).
+template <bool kWide = false>
 __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const StepContext& c) {
   const WorkerParams& p = c.p;
   const int HD = p.head_dim, half = HD / 2, KV = p.kv_heads * HD, Q = p.heads * HD;
@@ -318,29 +321,25 @@ __device__ __forceinline__ void OpAttention(const format::TaskRecord& t, const S
   // (one chunk of ctx positions), 2.7-5.7% slower at context 1 with min_chunk 96-128 (call AC2).
   const bool tiles = (HD & 7) == 0 && min(span, ctx) >= p.attention_tile_min;
   // Batches only where a warp has more than one batch of positions: in a short chunk a
-  // batch's slots past the end cost their reductions and win nothing (v18).
-  const bool batched = end - begin > 4 * kWarps;  // uniform over the block
-  if (tiles && kOnePass) {
-    // Query heads 4 at a time, every head dim up to 128 in each pass (one pass for Llama 3.2
-    // 3B and Llama 3.1 8B), each pass reading the chunk's K rows.
-    for (int h0 = 0; h0 < group; h0 += 4) AttendChunkTiles<true>(q, kc, vc, KV, kv, HD, group, h0, 0, begin, end, state);
-  } else if (tiles) {
-    // Query heads 4 and V dims 64 at a time (one pass for Llama 3.2 1B and SmolLM2), each
-    // pass reading the chunk's K rows. One flat loop: two nested ones cost spills.
-    const int dim_passes = (HD + 63) / 64, passes = (group + 3) / 4 * dim_passes;
-    for (int pass = 0; pass < passes; ++pass) {
-      AttendChunkTiles<false>(q, kc, vc, KV, kv, HD, group, 4 * (pass / dim_passes), 64 * (pass % dim_passes), begin, end,
-                              state);
-    }
-  } else if (HD <= 64) {
-    if (group <= 4) {
+  // batch's slots past the end cost their reductions and win nothing (v18). Only in the wide
+  // kernel (v53b): in the narrow one a chunk of more than 64 positions takes the tiles by
+  // default (AttentionTileMin 65; its head dims are multiples of 8, WorkerWide), so the batches
+  // would run only under an explicit attention_tile_min above 65, which there attends long
+  // chunks position by position, unbatched.
+  const bool batched = kWide && end - begin > 4 * kWarps;  // uniform over the block
+  if (tiles) {
+    // Query heads 4 at a time, every head dim in each pass (one pass for Llama 3.2 1B,
+    // SmolLM2, Llama 3.2 3B and Llama 3.1 8B), each pass reading the chunk's K rows.
+    for (int h0 = 0; h0 < group; h0 += 4) AttendChunkTiles<kWide>(q, kc, vc, KV, kv, HD, group, h0, begin, end, state);
+  } else if (HD <= kNarrowMaxHeadDim) {
+    if (group <= kNarrowMaxGroup) {
       if (batched) AttendChunk<4, 2, 4>(q, kc, vc, KV, kv, HD, group, begin, end, state);
       else AttendChunk<4, 2, 1>(q, kc, vc, KV, kv, HD, group, begin, end, state);
-    } else {
+    } else if constexpr (kWide) {  // groups above kNarrowMaxGroup: the wide kernel's alone
       if (batched) AttendChunk<kGpuMaxGroup, 2, 4>(q, kc, vc, KV, kv, HD, group, begin, end, state);
       else AttendChunk<kGpuMaxGroup, 2, 1>(q, kc, vc, KV, kv, HD, group, begin, end, state);
     }
-  } else {
+  } else if constexpr (kWide) {  // HD > 64: the wide kernel's alone (the host sends such models there)
     if (batched) AttendChunk<kGpuMaxGroup, kMaxDimsPerLane, 2>(q, kc, vc, KV, kv, HD, group, begin, end, state);
     else AttendChunk<kGpuMaxGroup, kMaxDimsPerLane, 1>(q, kc, vc, KV, kv, HD, group, begin, end, state);
   }

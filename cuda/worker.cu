@@ -62,7 +62,8 @@ __device__ __forceinline__ void Finish(const WorkerParams& p, bool recorder, int
   }
 }
 
-// kWide: RmsNormToShared's form for hidden sizes above 2,048 compiled in (WorkerWide).
+// kWide: the forms for hidden sizes above 2,048, head dims above 64 or not a multiple of 8 and groups
+// above 4 compiled in (WorkerWide).
 template <bool kWide>
 __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p) {
   extern __shared__ float smem[];
@@ -216,7 +217,10 @@ size_t WorkerSharedBytes(int hidden, int q_dim, int head_dim, int group, int max
   return floats * sizeof(float);
 }
 
-bool WorkerWide(int hidden) { return hidden > 4 * device::kNormVec * kWorkerThreads; }
+bool WorkerWide(int hidden, int head_dim, int group) {
+  return hidden > 4 * device::kNormVec * kWorkerThreads || head_dim > kNarrowMaxHeadDim || head_dim % 8 != 0 ||
+         group > kNarrowMaxGroup;
+}
 
 namespace {
 const void* WorkerKernelFor(bool wide) {
@@ -257,7 +261,7 @@ std::string WorkerStaticSharedBytes(bool wide, size_t* bytes) {
 }
 
 std::string LaunchWorker(const WorkerParams& params, int workers, size_t shared_bytes) {
-  const void* kernel = WorkerKernelFor(WorkerWide(params.hidden));
+  const void* kernel = WorkerKernelFor(WorkerWide(params.hidden, params.head_dim, params.heads / params.kv_heads));
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(shared_bytes));
   if (err != cudaSuccess) return std::string("cudaFuncSetAttribute: ") + cudaGetErrorString(err);

@@ -20,6 +20,8 @@ inline constexpr int kMaxStepsPerLaunch = 64;     // token steps per cooperative
 inline constexpr int kMaxStopIds = 16;
 inline constexpr int kGpuMaxHeadDim = 128;        // head_dim the GPU path supports
 inline constexpr int kGpuMaxGroup = 8;            // query heads per K/V head it supports
+inline constexpr int kNarrowMaxHeadDim = 64;      // head_dim the narrow worker kernel runs (WorkerWide; a multiple of 8)
+inline constexpr int kNarrowMaxGroup = 4;         // query heads per K/V head it runs
 inline constexpr int kMaxPhases = 6;              // phase marks per task (WorkerParams::trace_phases)
 
 // Status words the kernel leaves for the host (device memory, int32 each).
@@ -150,12 +152,16 @@ inline size_t WorkerTablesBytes(size_t n_tensors, size_t n_buffers) {
 }
 
 // The worker is compiled twice (cuda/worker.cu WorkerKernel<kWide>): the wide kernel adds
-// RmsNormToShared's form for hidden sizes above 2,048 (cuda/common.cuh) and ATTENTION's tiles
-// for head dims above 64 in one pass (cuda/op_attention.cuh AttendChunkTiles<true>); the other
-// is the same code without them, so that models of 2,048 or less run code the wide forms do
-// not move (docs/PERFORMANCE.md, v51t, v52). True when a model of this hidden size runs the
-// wide kernel; every function below takes that choice, LaunchWorker from params.hidden.
-bool WorkerWide(int hidden);
+// RmsNormToShared's form for hidden sizes above 2,048 (cuda/common.cuh) and ATTENTION for head
+// dims above 64 or not a multiple of 8 and groups above 4 query heads a K/V head
+// (cuda/op_attention.cuh: the tiles in one pass, AttendChunkTiles<true>, the positions one by
+// one, the batches of positions); the other is the same code without them, so that models with
+// hidden sizes of 2,048 or less, head dims of 64 or less that are multiples of 8
+// (kNarrowMaxHeadDim) and groups of 4 or less (kNarrowMaxGroup), as Llama 3.2 1B and SmolLM2,
+// run code the wide forms do not move (docs/PERFORMANCE.md, v51t, v52, v53, v53b). True when a
+// model of this hidden size, head_dim and group (heads / kv_heads) runs the wide kernel; every
+// function below takes that choice, LaunchWorker from params.hidden, head_dim, heads, kv_heads.
+bool WorkerWide(int hidden, int head_dim, int group);
 
 // Occupancy of the compiled kernel: blocks per SM for `shared_bytes`, registers per thread,
 // local (spill) bytes per thread. Returns a CUDA error string, empty on success.
@@ -171,7 +177,7 @@ std::string SetWorkerCarveout(bool wide, int percent);
 // Static shared memory (bytes) the compiled kernel uses beside the dynamic part.
 std::string WorkerStaticSharedBytes(bool wide, size_t* bytes);
 
-// Cooperative launch of `workers` blocks of the kernel for params.hidden (WorkerWide).
+// Cooperative launch of `workers` blocks of the kernel for params' shape (WorkerWide).
 // Returns a CUDA error string, empty on success.
 std::string LaunchWorker(const WorkerParams& params, int workers, size_t shared_bytes);
 

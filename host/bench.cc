@@ -38,7 +38,7 @@ DEFINE_string(package, "", "Package to serve (required).");
 DEFINE_string(device, "gpu", "gpu, or cpu (to try the harness without a GPU).");
 DEFINE_string(prompt_ids, "1,4093,198,1780,314,260,3575,282,4649,47,2,198,1,520,9531,198",
               "Prompt of `generate` (ids).");
-DEFINE_int32(attention_tile_min, tileinfer::GpuOptions{}.attention_tile_min, "GPU: ATTENTION in tiles (positions over lanes) in steps whose chunks hold at least this many positions; 0: by head_dim and kernel (65 for head_dim <= 64 and in the wide kernel, hidden > 2048; else never; host/gpu_executor.h AttentionTileMin).");
+DEFINE_int32(attention_tile_min, tileinfer::GpuOptions{}.attention_tile_min, "GPU: ATTENTION in tiles (positions over lanes) in steps whose chunks hold at least this many positions; 0: the default, 65 (host/gpu_executor.h AttentionTileMin).");
 DEFINE_bool(check_target, true, "GPU: refuse a package made for another GPU or worker build.");
 DEFINE_int32(seed, 1234, "Seed of the tokens behind the K/V rows and in the windows.");
 

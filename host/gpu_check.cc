@@ -44,7 +44,7 @@ DEFINE_string(logits_out, "", "Write prompt ids and GPU logits here (see the fil
 DEFINE_string(tokens_out, "", "Write the generation's prompt and tokens here (comma-separated, two lines).");
 DEFINE_int32(carveout, tileinfer::GpuOptions{}.carveout, "GPU: the worker's preferred shared-memory carveout, percent (0: most L1; -1: driver's choice).");
 DEFINE_bool(cache_records, tileinfer::GpuOptions{}.cache_records, "GPU: copy each worker's task records to its shared memory once per launch.");
-DEFINE_int32(attention_tile_min, tileinfer::GpuOptions{}.attention_tile_min, "GPU: ATTENTION in tiles (positions over lanes) in steps whose chunks hold at least this many positions; 0: by head_dim and kernel (65 for head_dim <= 64 and in the wide kernel, hidden > 2048; else never; host/gpu_executor.h AttentionTileMin).");
+DEFINE_int32(attention_tile_min, tileinfer::GpuOptions{}.attention_tile_min, "GPU: ATTENTION in tiles (positions over lanes) in steps whose chunks hold at least this many positions; 0: the default, 65 (host/gpu_executor.h AttentionTileMin).");
 DEFINE_bool(check_target, true, "Refuse a package made for another GPU or worker build.");
 DEFINE_int32(threads, 0, "CPU executor threads.");
 DEFINE_int32(sampling_checks, 120, "Sampled steps whose in-kernel choice must equal the CPU sampler's on the same logits (0: skip).");

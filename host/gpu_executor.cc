@@ -99,7 +99,7 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
   for (size_t i = 0; i < tasks.size; ++i) order[fill[tasks[i].worker]++] = static_cast<uint32_t>(i);
 
-  const bool wide = WorkerWide(m.hidden);  // the worker kernel this model runs
+  const bool wide = WorkerWide(m.hidden, m.head_dim, group);  // the worker kernel this model runs
   size_t static_bytes = 0;
   const std::string static_err = WorkerStaticSharedBytes(wide, &static_bytes);
   if (!static_err.empty()) throw Error(static_err);
@@ -183,7 +183,7 @@ GpuExecutor::GpuExecutor(const Package& pkg, const GpuOptions& options)
   params_.rms_norm_eps = m.rms_norm_eps;
   params_.max_context = p.max_context;
   params_.attention_min_chunk = p.attention_min_chunk;
-  params_.attention_tile_min = AttentionTileMin(options.attention_tile_min, m.head_dim, wide);
+  params_.attention_tile_min = AttentionTileMin(options.attention_tile_min);
   params_.buf_cand = p.buf_cand;
   params_.n_cand = p.lm_head_slots;
   params_.buf_logits = p.buf_logits;

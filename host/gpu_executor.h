@@ -24,8 +24,7 @@ struct GpuOptions {
   int carveout = -1;
   // ATTENTION: steps whose chunk length (positions a chunk, the same for all chunks of the
   // step) is at least this are attended in tiles of positions over lanes (cuda/op_attention.cuh),
-  // other steps position by position; >= 1, or 0 (the default): AttentionTileMin's choice by
-  // the model's head_dim and worker kernel.
+  // other steps position by position; >= 1, or 0 (the default): AttentionTileMin's choice.
   int attention_tile_min = 0;
   // A launch still running after this many seconds is reported as an error (a hang, or a
   // GPU far slower than any this was measured on; under compute-sanitizer racecheck a tiny
@@ -34,21 +33,17 @@ struct GpuOptions {
 };
 
 // GpuOptions::attention_tile_min as the worker gets it (WorkerParams::attention_tile_min):
-// `option` when it is not 0, else by head_dim and kernel (`wide`: the model runs the wide
-// worker kernel, cuda/worker.h WorkerWide). 65 where the tiles read a chunk's K rows once:
-// head_dim <= 64, or any head_dim in the wide kernel, whose tiles hold every head dim up to 128
-// in one pass. 65 is where AttendChunk would batch its positions (chunks over 4 x kWarps =
-// 64); on the H200 the tiles beat the batches by 6% (1B at 96 positions, SmolLM2 at 70 and
-// 93) and lose 1.4% to the unbatched loop (1B at 64; docs/PERFORMANCE.md, call S); one pass
-// beat position by position by 0.6-1.2% a Llama-3.2-3B-shaped token at contexts 256-4096
-// (call ON). Else (head_dim above 64 in the narrow kernel) kNoAttentionTiles, never: its tiles
-// cover 64 V dims a pass, so head_dim 128 takes two passes, each reading the chunk's K rows
-// and computing every score again; position by position was 6.5-10.5% faster (call TM).
-inline constexpr int kNoAttentionTiles = 1 << 30;
-inline int AttentionTileMin(int option, int head_dim, bool wide) {
-  if (option != 0) return option;
-  return head_dim <= 64 || wide ? 65 : kNoAttentionTiles;
-}
+// `option` when it is not 0, else kDefaultAttentionTileMin, for every head_dim: each kernel's
+// tiles read a chunk's K rows once (the narrow kernel runs head dims up to 64, the wide one
+// holds every head dim up to 128 in one pass; cuda/worker.h WorkerWide). 65 is where
+// AttendChunk would batch its positions (chunks over 4 x kWarps = 64); on the H200 the tiles
+// beat the batches by 6% (1B at 96 positions, SmolLM2 at 70 and 93) and lose 1.4% to the
+// unbatched loop (1B at 64; docs/PERFORMANCE.md, call S); one pass beat position by position
+// by 0.6-1.3% a Llama-3.2-3B-shaped token at contexts 256-4096 (calls ON, V52, V52B). The
+// narrow kernel's old tiles for head_dim 128 took two passes, each reading the chunk's K rows,
+// and lost to position by position by 6.5-10.5% (call TM); since v53 no such model runs it.
+inline constexpr int kDefaultAttentionTileMin = 65;
+inline int AttentionTileMin(int option) { return option != 0 ? option : kDefaultAttentionTileMin; }
 
 class GpuExecutor : public Executor {
  public:

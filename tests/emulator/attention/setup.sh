@@ -18,10 +18,13 @@ grep -q "(static_cast<size_t>(device::kWarps) + 1) \* group" $OLDW/cuda/worker.c
 # AT_MERGE_ONCE: the version's worker.h has MergeWorkFloats (v30's MergeOnce; rt_at.cc, $AT_MERGE)
 once_new=0; grep -q MergeWorkFloats $NEWW/cuda/worker.h && once_new=1
 once_old=0; grep -q MergeWorkFloats $OLDW/cuda/worker.h && once_old=1
-# AT_WIDE: the version's OpAttention is a template on kOnePass (v52): its wide kernel's instantiation,
-# the one that holds every form of AttendChunkTiles (the narrow one is the version before, unchanged)
+# AT_WIDE: the version's OpAttention is a template on kOnePass (v52) or kWide (v53): its wide
+# kernel's instantiation, the one that holds every form of AttendChunkTiles (v52's narrow one is the
+# version before, unchanged). AT_NARROW=1 builds NEW's narrow instantiation instead (v53's runs head
+# dims up to 64 and groups up to 4 only: compare with AT_NARROW=1, which keeps those cases).
 for v in new old; do
   once=once_$v; wide=""; grep -q "template <bool kOnePass" $B/at_$v.cuh && wide=-DAT_WIDE
+  [ $v = new ] && [ "${AT_NARROW:-0}" = 1 ] && wide=""
   emu_build $B/bin/AT_${v^^} $HERE/at_tu.cc $HERE/rt_at.cc "-DOPFILE=\"at_$v.cuh\" -DAT_MERGE_ONCE=${!once} $wide" $B $B/fake_$v $B/real_$v &
 done; wait
 ls -la $B/bin
