@@ -132,6 +132,24 @@ __device__ __forceinline__ uint4 LoadWeight8(const uint4* p) {
 #endif
 }
 
+// The fallbacks below (a row or size that 16-byte loads cannot take: tiny test models) run in
+// no model we measure. The narrow kernel (kWide false: worker.h WorkerWide) calls each out of
+// line (the `__noinline__` ...Cold forms), so that its GEMVs carry no inlined copies of them:
+// its sm_90 code shrank by a fifth and the 1B and SmolLM2 gained 0.3-1.5% a token
+// (docs/PERFORMANCE.md, v54, call V53B). The wide kernel keeps them inline: out of line there
+// too, the 3B lost 0.4-0.6% at contexts 1 and 1024 (call V54W).
+
+// A lane's part of row . x before WarpSum, element by element.
+__device__ __forceinline__ float WarpDotBf16Scalar(const uint16_t* w, const float* x, int k) {
+  float acc = 0;
+  for (int i = threadIdx.x & 31; i < k; i += 32) acc += Bf16(__ldg(w + i)) * x[i];
+  return acc;
+}
+__device__ __noinline__ float WarpDotBf16ScalarCold(const uint16_t* w, const float* x, int k) {
+  return WarpDotBf16Scalar(w, x, k);
+}
+
+template <bool kWide>
 __device__ __forceinline__ float WarpDotBf16(const uint16_t* w, const float* x, int k) {
   const int lane = threadIdx.x & 31;
   float acc = 0;
@@ -152,23 +170,38 @@ __device__ __forceinline__ float WarpDotBf16(const uint16_t* w, const float* x, 
       }
     }
   } else {
-    for (int i = lane; i < k; i += 32) acc += Bf16(__ldg(w + i)) * x[i];
+    if constexpr (kWide) {
+      acc = WarpDotBf16Scalar(w, x, k);
+    } else {
+      acc = WarpDotBf16ScalarCold(w, x, k);
+    }
   }
   return WarpSum(acc);
+}
+
+// WarpDotBf16 out of line: the narrow kernel's WarpDotRowsBf16 fallback, one call a row.
+__device__ __noinline__ float WarpDotBf16Cold(const uint16_t* w, const float* x, int k) {
+  return WarpDotBf16<false>(w, x, k);
 }
 
 // kN rows against the same x at once: every load of all the rows is issued before any is
 // used (kN times the bytes in flight per warp), and each row is summed in exactly
 // WarpDotBf16's order (bit-identical). Rows in global memory; when k or an address does not
 // allow 16-byte loads, one WarpDotBf16 call a row. Every lane gets y[j] = row j . x.
-template <int kN>
+template <int kN, bool kWide>
 __device__ __forceinline__ void WarpDotRowsBf16(const uint16_t* const (&w)[kN], const float* x, int k, float (&y)[kN]) {
   uintptr_t addresses = 0;
 #pragma unroll
   for (int j = 0; j < kN; ++j) addresses |= reinterpret_cast<uintptr_t>(w[j]);
   if ((k & 7) != 0 || (addresses & 15) != 0) {
 #pragma unroll
-    for (int j = 0; j < kN; ++j) y[j] = WarpDotBf16(w[j], x, k);
+    for (int j = 0; j < kN; ++j) {
+      if constexpr (kWide) {
+        y[j] = WarpDotBf16<true>(w[j], x, k);
+      } else {
+        y[j] = WarpDotBf16Cold(w[j], x, k);
+      }
+    }
     return;
   }
   const int lane = threadIdx.x & 31;
@@ -200,10 +233,11 @@ __device__ __forceinline__ void WarpDotRowsBf16(const uint16_t* const (&w)[kN], 
 }
 
 // Two rows at once (WarpDotRowsBf16): every lane gets (row a . x, row b . x).
+template <bool kWide>
 __device__ __forceinline__ float2 WarpDot2Bf16(const uint16_t* wa, const uint16_t* wb, const float* x, int k) {
   const uint16_t* const w[2] = {wa, wb};
   float y[2];
-  WarpDotRowsBf16<2>(w, x, k, y);
+  WarpDotRowsBf16<2, kWide>(w, x, k, y);
   return make_float2(y[0], y[1]);
 }
 
@@ -269,6 +303,26 @@ __device__ __forceinline__ float4 Load4Global(const long long* x, int i) {
 // The sum of squares is per thread in its elements' order, then BlockSum's fixed tree.
 constexpr int kNormVec = 1;
 
+// RmsNormToShared's last form, and out of line (see WarpDotBf16Scalar).
+template <typename T>
+__device__ __forceinline__ void RmsNormToSharedScalar(const T* x, const uint16_t* g, int n, float eps, float* xn,
+                                                      float* scratch) {
+  float ss = 0;
+  for (int i = threadIdx.x; i < n; i += kThreads) {
+    const float v = Load1(x, i);
+    xn[i] = v;
+    ss += v * v;
+  }
+  const float total = BlockSum(ss, scratch);
+  const float inv = 1.0f / sqrtf(total / static_cast<float>(n) + eps);
+  for (int i = threadIdx.x; i < n; i += kThreads) xn[i] = xn[i] * inv * Bf16(__ldg(g + i));
+}
+template <typename T>
+__device__ __noinline__ void RmsNormToSharedScalarCold(const T* x, const uint16_t* g, int n, float eps, float* xn,
+                                                       float* scratch) {
+  RmsNormToSharedScalar(x, g, n, eps, xn, scratch);
+}
+
 template <bool kWide, typename T>
 __device__ __forceinline__ void RmsNormToShared(const T* x, const uint16_t* g, int n, float eps,
                                                 float* xn, float* scratch) {
@@ -315,16 +369,10 @@ __device__ __forceinline__ void RmsNormToShared(const T* x, const uint16_t* g, i
       *reinterpret_cast<float4*>(xn + 4 * i4) =
           make_float4(v.x * inv * Bf16Lo(gw.x), v.y * inv * Bf16Hi(gw.x), v.z * inv * Bf16Lo(gw.y), v.w * inv * Bf16Hi(gw.y));
     }
+  } else if constexpr (kWide) {
+    RmsNormToSharedScalar(x, g, n, eps, xn, scratch);
   } else {
-    float ss = 0;
-    for (int i = threadIdx.x; i < n; i += kThreads) {
-      const float v = Load1(x, i);
-      xn[i] = v;
-      ss += v * v;
-    }
-    const float total = BlockSum(ss, scratch);
-    const float inv = 1.0f / sqrtf(total / static_cast<float>(n) + eps);
-    for (int i = threadIdx.x; i < n; i += kThreads) xn[i] = xn[i] * inv * Bf16(__ldg(g + i));
+    RmsNormToSharedScalarCold(x, g, n, eps, xn, scratch);
   }
   __syncthreads();
 }
@@ -385,7 +433,7 @@ __device__ __forceinline__ void PhaseMark(const StepContext& c, int k) {
 // that it takes as many dependent rounds of loads as a warp with one row fewer (e.g. the
 // Llama 3.2 3B's QKV: 40 rows a task, 3 on warps 0-7 and 2 on the others; docs/PERFORMANCE.md,
 // "v49"). Every row's sum is the same in all three forms.
-template <bool kTriples = false, typename Out>
+template <bool kWide, bool kTriples = false, typename Out>
 __device__ __forceinline__ void WarpRowsGemv(const format::TaskRecord& t, const StepContext& c,
                                              const uint16_t* w, const float* x, int k, Out&& out) {
   const int warp = threadIdx.x >> 5;
@@ -394,7 +442,7 @@ __device__ __forceinline__ void WarpRowsGemv(const format::TaskRecord& t, const 
     const uint16_t* const rows[3] = {w + static_cast<size_t>(r) * k, w + static_cast<size_t>(r + kWarps) * k,
                                      w + static_cast<size_t>(r + 2 * kWarps) * k};
     float y[3];
-    WarpDotRowsBf16<3>(rows, x, k, y);
+    WarpDotRowsBf16<3, kWide>(rows, x, k, y);
     out(r, y[0]);
     out(r + kWarps, y[1]);
     out(r + 2 * kWarps, y[2]);
@@ -403,13 +451,13 @@ __device__ __forceinline__ void WarpRowsGemv(const format::TaskRecord& t, const 
   for (; r < t.row_end; r += kWarps) {
     const uint16_t* row = w + static_cast<size_t>(r) * k;
     if (r + kWarps < t.row_end) {
-      const float2 y = WarpDot2Bf16(row, row + static_cast<size_t>(kWarps) * k, x, k);
+      const float2 y = WarpDot2Bf16<kWide>(row, row + static_cast<size_t>(kWarps) * k, x, k);
       out(r, y.x);
       out(r + kWarps, y.y);
       r += kWarps;
       continue;
     }
-    out(r, WarpDotBf16(row, x, k));
+    out(r, WarpDotBf16<kWide>(row, x, k));
   }
 }
 

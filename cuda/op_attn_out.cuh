@@ -16,6 +16,7 @@
 namespace tileinfer {
 namespace device {
 
+template <bool kWide = false>
 __device__ __forceinline__ void OpAttnOut(const format::TaskRecord& t, const StepContext& c) {
   const WorkerParams& p = c.p;
   const int HD = p.head_dim, Q = p.heads * HD, stride = HD + 2;
@@ -137,7 +138,7 @@ __device__ __forceinline__ void OpAttnOut(const format::TaskRecord& t, const Ste
   long long* resid = c.Fixed(t.aux_buf);
   float* out = c.F32(t.out_buf);
   const bool lane0 = (threadIdx.x & 31) == 0;
-  WarpRowsGemv(t, c, c.Bf16Tensor(t.weight), attn, Q, [&](uint32_t r, float y) {
+  WarpRowsGemv<kWide>(t, c, c.Bf16Tensor(t.weight), attn, Q, [&](uint32_t r, float y) {
     if (lane0) {
       const float x1 = Real(resid[r]) + y;
       out[r] = x1;

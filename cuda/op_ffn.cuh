@@ -26,6 +26,20 @@ __device__ __forceinline__ void Axpy8(float* acc, float h, const uint4 v) {
   acc[7] += h * Bf16Hi(v.w);
 }
 
+// part[i] = sum_{j=a}^{b-1} h[j - a] * WdT[j, i] element by element, i in [0, H): the down
+// projection when H is not a multiple of 8 (tiny test models); and out of line, for the
+// narrow kernel (common.cuh, above WarpDotBf16Scalar).
+__device__ __forceinline__ void FfnDownScalar(const uint16_t* wd, const float* hbuf, int a, int b, int H, float* part) {
+  for (int i = threadIdx.x; i < H; i += kThreads) {
+    float acc = 0;
+    for (int j = a; j < b; ++j) acc += hbuf[j - a] * Bf16(__ldg(wd + static_cast<size_t>(j) * H + i));
+    part[i] = acc;
+  }
+}
+__device__ __noinline__ void FfnDownScalarCold(const uint16_t* wd, const float* hbuf, int a, int b, int H, float* part) {
+  FfnDownScalar(wd, hbuf, a, b, H, part);
+}
+
 template <bool kWide = false>
 __device__ __forceinline__ void OpFfn(const format::TaskRecord& t, const StepContext& c) {
   const int H = c.p.hidden;
@@ -40,7 +54,7 @@ __device__ __forceinline__ void OpFfn(const format::TaskRecord& t, const StepCon
   const int a = static_cast<int>(t.row_begin), b = static_cast<int>(t.row_end);
   for (int j = a + warp; j < b; j += kWarps) {
     // Gate and up rows together (WarpDot2Bf16).
-    const float2 gu = WarpDot2Bf16(wg + static_cast<size_t>(j) * H, wu + static_cast<size_t>(j) * H, xn, H);
+    const float2 gu = WarpDot2Bf16<kWide>(wg + static_cast<size_t>(j) * H, wu + static_cast<size_t>(j) * H, xn, H);
     const float g = gu.x, u = gu.y;
     if (lane == 0) hbuf[j - a] = g / (1.0f + expf(-g)) * u;
   }
@@ -79,12 +93,10 @@ __device__ __forceinline__ void OpFfn(const format::TaskRecord& t, const StepCon
 #pragma unroll
       for (int k = 0; k < 8; ++k) part[i8 * 8 + k] = acc[k];
     }
+  } else if constexpr (kWide) {
+    FfnDownScalar(wd, hbuf, a, b, H, part);
   } else {
-    for (int i = threadIdx.x; i < H; i += kThreads) {
-      float acc = 0;
-      for (int j = a; j < b; ++j) acc += hbuf[j - a] * Bf16(__ldg(wd + static_cast<size_t>(j) * H + i));
-      part[i] = acc;
-    }
+    FfnDownScalarCold(wd, hbuf, a, b, H, part);
   }
   __syncthreads();
   unsigned long long* x0 = reinterpret_cast<unsigned long long*>(c.Fixed(t.out_buf));

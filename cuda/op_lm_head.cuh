@@ -19,7 +19,7 @@ __device__ __forceinline__ void OpLmHead(const format::TaskRecord& t, const Step
   float best = -INFINITY;
   int best_id = -1;
   bool finite = true;
-  WarpRowsGemv(t, c, c.Bf16Tensor(t.weight), xn, H, [&](uint32_t r, float y) {
+  WarpRowsGemv<kWide>(t, c, c.Bf16Tensor(t.weight), xn, H, [&](uint32_t r, float y) {
     if (lane == 0) logits[r] = y;
     finite &= isfinite(y);
     if (best_id < 0 || y > best) {  // rows ascend within a warp: strict > keeps the lowest id

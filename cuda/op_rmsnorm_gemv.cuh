@@ -18,7 +18,10 @@ __device__ __forceinline__ void OpRmsNormGemv(const format::TaskRecord& t, const
   PhaseMark(c, 0);
   float* out = c.F32(t.out_buf);
   const bool lane0 = (threadIdx.x & 31) == 0;
-  WarpRowsGemv<true>(t, c, c.Bf16Tensor(t.weight), xn, k, [&](uint32_t r, float y) {
+  // Triples in the wide kernel only: a warp holds three rows or more at 33 rows a task (the 3B's
+  // QKV: 40), which the narrow kernel's models (the 1B: 24, SmolLM2: 7-8) do not reach by
+  // default; the sums are the same either way (WarpRowsGemv).
+  WarpRowsGemv<kWide, kWide>(t, c, c.Bf16Tensor(t.weight), xn, k, [&](uint32_t r, float y) {
     if (lane0) out[r] = y;
   });
   __syncthreads();  // xn is reused by this block's next task

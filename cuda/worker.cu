@@ -30,7 +30,7 @@ __device__ __forceinline__ void RunTask(const format::TaskRecord& t, const StepC
     case format::Opcode::EMBED: OpEmbed(t, c); break;
     case format::Opcode::RMSNORM_GEMV: OpRmsNormGemv<kWide>(t, c, c.p.hidden); break;
     case format::Opcode::ATTENTION: OpAttention<kWide>(t, c); break;
-    case format::Opcode::ATTN_OUT: OpAttnOut(t, c); break;
+    case format::Opcode::ATTN_OUT: OpAttnOut<kWide>(t, c); break;
     case format::Opcode::FFN: OpFfn<kWide>(t, c); break;
     case format::Opcode::LM_HEAD: OpLmHead<kWide>(t, c); break;
     default: break;  // unreachable: the host validated every opcode

@@ -155,10 +155,12 @@ inline size_t WorkerTablesBytes(size_t n_tensors, size_t n_buffers) {
 // RmsNormToShared's form for hidden sizes above 2,048 (cuda/common.cuh) and ATTENTION for head
 // dims above 64 or not a multiple of 8 and groups above 4 query heads a K/V head
 // (cuda/op_attention.cuh: the tiles in one pass, AttendChunkTiles<true>, the positions one by
-// one, the batches of positions); the other is the same code without them, so that models with
-// hidden sizes of 2,048 or less, head dims of 64 or less that are multiples of 8
-// (kNarrowMaxHeadDim) and groups of 4 or less (kNarrowMaxGroup), as Llama 3.2 1B and SmolLM2,
-// run code the wide forms do not move (docs/PERFORMANCE.md, v51t, v52, v53, v53b). True when a
+// one, the batches of positions) and RMSNORM_GEMV's triples of rows; the other is the same code
+// without them, and with the fallbacks for rows and sizes that no measured model has out of line
+// (cuda/common.cuh, WarpDotBf16Scalar), so that models with hidden sizes of 2,048 or less, head
+// dims of 64 or less that are multiples of 8 (kNarrowMaxHeadDim) and groups of 4 or less
+// (kNarrowMaxGroup), as Llama 3.2 1B and SmolLM2, run code the wide forms do not move
+// (docs/PERFORMANCE.md, v51t, v52, v53, v53b, v54). True when a
 // model of this hidden size, head_dim and group (heads / kv_heads) runs the wide kernel; every
 // function below takes that choice, LaunchWorker from params.hidden, head_dim, heads, kv_heads.
 bool WorkerWide(int hidden, int head_dim, int group);

@@ -10,6 +10,8 @@
 #define __host__
 #define __global__
 #define __forceinline__ inline
+// inline: the header is compiled into two TUs of an emulator (the op and its driver)
+#define __noinline__ inline __attribute__((noinline))
 // static shared memory (BlockSum's scratch, LM_HEAD's s_value/s_id/s_finite) in a section the checker watches
 #define __shared__ static __attribute__((section("emu_shared")))
 // a vector member, so that copies stay one 16-byte access (GCC splits a plain 4 x u32 struct copy)

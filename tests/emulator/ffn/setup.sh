@@ -7,9 +7,10 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd); source $HERE/../emu_lib.sh
 # ffn_build NAME new|old [extra include dir first] [bin dir]   (also used by mutate*.py); a version whose
-# RmsNormToShared has kWide runs the ops' wide instantiation (ops_tu.cc EMU_WIDE)
+# RmsNormToShared has kWide runs the ops' wide instantiation (ops_tu.cc EMU_WIDE), unless EMU_NARROW=1
+# (the narrow one: at hidden sizes above 2,048 both versions then take the element-by-element norm)
 ffn_build() {
-  local wide=""; grep -q kWide $B/fake_$2/cuda/common.cuh && wide=-DEMU_WIDE
+  local wide=""; [ "${EMU_NARROW:-0}" = 1 ] || ! grep -q kWide $B/fake_$2/cuda/common.cuh || wide=-DEMU_WIDE
   emu_build $B/${4:-bin}/$1 $HERE/ops_tu.cc $HERE/rt_ops.cc "$wide" $B ${3:-} $B/fake_$2 $B/real_$2
 }
 [ "${1:-}" = lib ] && return 0  # sourced by mutate*.py for ffn_build
