@@ -135,9 +135,9 @@ __device__ __forceinline__ uint4 LoadWeight8(const uint4* p) {
 // The fallbacks below (a row or size that 16-byte loads cannot take: tiny test models) run in
 // no model we measure. The narrow kernel (kWide false: worker.h WorkerWide) calls each out of
 // line (the `__noinline__` ...Cold forms), so that its GEMVs carry no inlined copies of them:
-// its sm_90 code shrank by a fifth and the 1B and SmolLM2 gained 0.3-1.5% a token
-// (docs/PERFORMANCE.md, v54, call V53B). The wide kernel keeps them inline: out of line there
-// too, the 3B lost 0.4-0.6% at contexts 1 and 1024 (call V54W).
+// its sm_90 code shrank by a fifth and the 1B and SmolLM2 gained 0.2-1.4% a token
+// (docs/PERFORMANCE.md, v54 and v54n: calls V53B, V54N). The wide kernel keeps them inline: out
+// of line there too, the 3B lost 0.4-0.6% at contexts 1 and 1024 (call V54W).
 
 // A lane's part of row . x before WarpSum, element by element.
 __device__ __forceinline__ float WarpDotBf16Scalar(const uint16_t* w, const float* x, int k) {
@@ -432,7 +432,8 @@ __device__ __forceinline__ void PhaseMark(const StepContext& c, int k) {
 // odd number of rows, three or more, loads its first three together (WarpDotRowsBf16<3>), so
 // that it takes as many dependent rounds of loads as a warp with one row fewer (e.g. the
 // Llama 3.2 3B's QKV: 40 rows a task, 3 on warps 0-7 and 2 on the others; docs/PERFORMANCE.md,
-// "v49"). Every row's sum is the same in all three forms.
+// "v49"). Every row's sum is the same in all three forms. kWide: the kernel's instantiation
+// (the narrow one calls the dot products' fallbacks out of line: WarpDotBf16Scalar).
 template <bool kWide, bool kTriples = false, typename Out>
 __device__ __forceinline__ void WarpRowsGemv(const format::TaskRecord& t, const StepContext& c,
                                              const uint16_t* w, const float* x, int k, Out&& out) {

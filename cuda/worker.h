@@ -160,9 +160,9 @@ inline size_t WorkerTablesBytes(size_t n_tensors, size_t n_buffers) {
 // (cuda/common.cuh, WarpDotBf16Scalar), so that models with hidden sizes of 2,048 or less, head
 // dims of 64 or less that are multiples of 8 (kNarrowMaxHeadDim) and groups of 4 or less
 // (kNarrowMaxGroup), as Llama 3.2 1B and SmolLM2, run code the wide forms do not move
-// (docs/PERFORMANCE.md, v51t, v52, v53, v53b, v54). True when a
-// model of this hidden size, head_dim and group (heads / kv_heads) runs the wide kernel; every
-// function below takes that choice, LaunchWorker from params.hidden, head_dim, heads, kv_heads.
+// (docs/PERFORMANCE.md, v51t, v52, v53, v53b, v54n). True when a model of this hidden size,
+// head_dim and group (heads / kv_heads) runs the wide kernel; every function below takes that
+// choice, LaunchWorker from params.hidden, head_dim, heads, kv_heads.
 bool WorkerWide(int hidden, int head_dim, int group);
 
 // Occupancy of the compiled kernel: blocks per SM for `shared_bytes`, registers per thread,
