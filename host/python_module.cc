@@ -14,6 +14,7 @@
 #include "host/cpu_executor.h"
 #include "host/api.h"
 #include "host/error.h"
+#include "host/generate.h"
 #include "host/package.h"
 #include "host/tokenizer.h"
 #include "host/validate.h"
@@ -29,7 +30,20 @@ class CpuSession {
   CpuSession(const std::string& path, int threads)
       : pkg_(Package::Open(path)), validated_((ValidatePlan(*pkg_), true)), exec_(*pkg_, threads),
         tokenizer_(Tokenizer::FromJson(pkg_->tokenizer_json())) {}
-  void Step(int token, int pos, bool logits) { exec_.Step(token, pos, logits); }
+  // Positions must come in order: attention at `pos` reads the K/V rows of every position
+  // before it, which only earlier steps write (a position at or before next_pos_ goes back and
+  // overwrites the cache from there).
+  void Step(int token, int pos, bool logits) {
+    CheckStep(*pkg_, token, pos);  // a bad id or a position beyond the max context first
+    if (pos > next_pos_) {
+      throw Error("position " + std::to_string(pos) + " skips position" + (pos - next_pos_ > 1 ? "s " : " ") +
+                  std::to_string(next_pos_) + (pos - next_pos_ > 1 ? "-" + std::to_string(pos - 1) : "") +
+                  ", whose K/V rows no step has written: step positions in order from 0 (a position at or "
+                  "before " + std::to_string(next_pos_) + " goes back and rewrites the cache from there)");
+    }
+    exec_.Step(token, pos, logits);
+    next_pos_ = pos + 1;
+  }
   int Select() { return exec_.Select(); }
   py::array_t<float> Logits() {
     const std::vector<float> l = exec_.Logits();
@@ -41,7 +55,11 @@ class CpuSession {
     GenerateOptions options;
     options.max_new_tokens = max_new_tokens;
     options.stop_at_eos = stop_at_eos;
-    return exec_.Generate(prompt, options).tokens;
+    next_pos_ = 0;  // if it throws, which positions it wrote is unknown: step from 0 again
+    std::vector<int> tokens = exec_.Generate(prompt, options).tokens;
+    // Generation steps the prompt and every new token but the last.
+    next_pos_ = static_cast<int>(prompt.size() + tokens.size()) - 1;
+    return tokens;
   }
   std::string Decode(const std::vector<int>& ids) const { return tokenizer_.Decode(ids); }
   std::vector<int> Encode(const std::string& text, bool parse_special) const {
@@ -54,6 +72,7 @@ class CpuSession {
   bool validated_;
   CpuExecutor exec_;
   Tokenizer tokenizer_;
+  int next_pos_ = 0;  // the first position no step has written since position 0
 };
 
 void Check(const api::Status& s) {
@@ -231,7 +250,9 @@ PYBIND11_MODULE(_tileinfer, m) {
   py::class_<CpuSession>(m, "CpuSession", "A package loaded, validated and run by the CPU executor.")
       .def(py::init<const std::string&, int>(), py::arg("path"), py::arg("threads") = 0)
       .def("step", &CpuSession::Step, py::arg("token"), py::arg("pos"), py::arg("logits") = true,
-           "Runs input `token` at position `pos` (appends to the K/V cache).")
+           "Runs input `token` at position `pos` (appends to the K/V cache). Positions come in order "
+           "from 0; an earlier one goes back and rewrites the cache from there; one that skips a "
+           "position raises Error.")
       .def("select", &CpuSession::Select, "Greedy token after a step with logits (-1: non-finite).")
       .def("logits", &CpuSession::Logits, "FP32 logits (vocab,) of the last step with logits.")
       .def("generate", &CpuSession::Generate, py::arg("prompt"), py::arg("max_new_tokens"),

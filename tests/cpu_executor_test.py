@@ -234,3 +234,26 @@ def test_step_rejects_bad_token_and_position(tmp_path):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))
+
+
+def test_step_refuses_a_skipped_position(tmp_path):
+    """A step reads the K/V rows of every earlier position: one that skips a position raises
+    (it would attend over rows no step wrote); going back rewrites the cache from there."""
+    _, pkg = build(tmp_path, "gqa_9x3_odd_sizes")
+    session = _tileinfer.CpuSession(pkg, threads=2)
+    with pytest.raises(RuntimeError, match="position 1 skips position 0, whose K/V rows"):
+        session.step(3, 1, True)
+    session.step(3, 0, True)
+    session.step(4, 1, True)
+    with pytest.raises(RuntimeError, match="position 5 skips positions 2-4, .*at or before 2"):
+        session.step(5, 5, True)
+    session.step(7, 1, True)  # back to 1: the same bits as a session that stepped 3, 7
+    fresh = _tileinfer.CpuSession(pkg, threads=2)
+    fresh.step(3, 0, True)
+    fresh.step(7, 1, True)
+    assert session.logits().tobytes() == fresh.logits().tobytes()
+    new = session.generate([1, 2, 3], 4, stop_at_eos=False)  # steps positions 0-5
+    assert len(new) == 4
+    with pytest.raises(RuntimeError, match="position 7 skips position 6,"):
+        session.step(new[-1], 7, True)
+    session.step(new[-1], 6, True)
