@@ -110,8 +110,8 @@ __device__ __forceinline__ void AttendChunk(const float* q, const uint16_t* kc, 
 // j0 = begin + tile (w + kWarps t). A lane reads its part of a K row in 16-byte loads (HD % 8
 // == 0, so every piece is 16-byte aligned); the lpp parts of each score are summed by xor
 // shuffles; the tile's maximum is one warp reduction per head; then every lane sums the
-// tile's V rows for its dims (2 lane, + 1; at lpp = 4: 4 lane .. + 3), the weights broadcast by shuffles. The
-// tile's V rows are requested together with its K rows, so a tile costs one memory round trip
+// tile's V rows for its dims (2 lane, + 1; at lpp = 4: 4 lane .. + 3), the weights broadcast by
+// shuffles. The tile's V rows are requested together with its K rows, so a tile costs one memory round trip
 // (v25c; AttendChunk waits one per position or per batch of 4). One inlined instance serves
 // every shape of a kernel: a second one costs the whole worker kernel register spills (ptxas, sm_90).
 // OpAttention takes it in steps whose chunks hold at least WorkerParams::attention_tile_min
@@ -122,7 +122,10 @@ __device__ __forceinline__ void AttendChunkTiles(const float* q, const uint16_t*
   constexpr int kHeads = 4;                    // query heads a pass holds in registers
   constexpr int kMaxTile = 16;                 // positions per tile at lpp = 2
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int lpp = !kOnePass || HD <= kNarrowMaxHeadDim ? 2 : 4, tile = 32 / lpp;  // the narrow kernel: 2
+  // The narrow kernel's lpp is 2: 2 lanes x 32 dims hold its largest head_dim, and the tiles' and
+  // AttendChunk<4, 2, *>'s 4 query heads a pass its largest group (kNarrowMax*, WorkerWide).
+  static_assert(kNarrowMaxHeadDim <= 2 * 32 && kNarrowMaxGroup <= kHeads, "the narrow kernel's attention forms");
+  const int lpp = (!kOnePass || HD <= kNarrowMaxHeadDim) ? 2 : 4, tile = 32 / lpp;
   const int part = lane % lpp, slot = lane / lpp;  // this lane: dims [32 part, 32 part + 32) of position j0 + slot
   const int heads = min(kHeads, group - h0);
   const float scale = 1.0f / sqrtf(static_cast<float>(HD));

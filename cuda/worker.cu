@@ -63,7 +63,7 @@ __device__ __forceinline__ void Finish(const WorkerParams& p, bool recorder, int
 }
 
 // kWide: the forms for hidden sizes above 2,048, head dims above 64 or not a multiple of 8 and groups
-// above 4 compiled in, and the fallbacks inline (WorkerWide).
+// above 4 and RMSNORM_GEMV's triples of rows compiled in, and the fallbacks inline (WorkerWide).
 template <bool kWide>
 __global__ void __launch_bounds__(kWorkerThreads, 1) WorkerKernel(WorkerParams p) {
   extern __shared__ float smem[];

@@ -1,5 +1,5 @@
-// GpuOptions' defaults that depend on the model, and the choice of worker kernel, checked
-// without a GPU.
+// GpuOptions' defaults, and the choice of worker kernel by the model's shape, checked without a
+// GPU.
 #include <gtest/gtest.h>
 
 #include "cuda/worker.h"

@@ -30,16 +30,18 @@ class CpuSession {
   CpuSession(const std::string& path, int threads)
       : pkg_(Package::Open(path)), validated_((ValidatePlan(*pkg_), true)), exec_(*pkg_, threads),
         tokenizer_(Tokenizer::FromJson(pkg_->tokenizer_json())) {}
-  // Positions must come in order: attention at `pos` reads the K/V rows of every position
-  // before it, which only earlier steps write (a position at or before next_pos_ goes back and
-  // overwrites the cache from there).
+  // Positions come in order: attention at `pos` reads the K/V rows of every position before it,
+  // as the steps since position 0 wrote them. next_pos_ continues; an earlier position goes back
+  // and rewrites the cache from there, in the same request (a residual out of range since
+  // position 0 still stops it: CpuExecutor::Step).
   void Step(int token, int pos, bool logits) {
     CheckStep(*pkg_, token, pos);  // a bad id or a position beyond the max context first
     if (pos > next_pos_) {
       throw Error("position " + std::to_string(pos) + " skips position" + (pos - next_pos_ > 1 ? "s " : " ") +
                   std::to_string(next_pos_) + (pos - next_pos_ > 1 ? "-" + std::to_string(pos - 1) : "") +
-                  ", whose K/V rows no step has written: step positions in order from 0 (a position at or "
-                  "before " + std::to_string(next_pos_) + " goes back and rewrites the cache from there)");
+                  ", which attention there would read: step positions in order from 0 (" +
+                  std::to_string(next_pos_) + " continues; an earlier one goes back and rewrites the cache "
+                  "from there)");
     }
     exec_.Step(token, pos, logits);
     next_pos_ = pos + 1;
@@ -72,7 +74,7 @@ class CpuSession {
   bool validated_;
   CpuExecutor exec_;
   Tokenizer tokenizer_;
-  int next_pos_ = 0;  // the first position no step has written since position 0
+  int next_pos_ = 0;  // one past the last position stepped (0: a new request)
 };
 
 void Check(const api::Status& s) {
@@ -251,8 +253,8 @@ PYBIND11_MODULE(_tileinfer, m) {
       .def(py::init<const std::string&, int>(), py::arg("path"), py::arg("threads") = 0)
       .def("step", &CpuSession::Step, py::arg("token"), py::arg("pos"), py::arg("logits") = true,
            "Runs input `token` at position `pos` (appends to the K/V cache). Positions come in order "
-           "from 0; an earlier one goes back and rewrites the cache from there; one that skips a "
-           "position raises Error.")
+           "from 0; an earlier one goes back and rewrites the cache from there, in the same request "
+           "(position 0 starts a new one); one that skips a position raises Error.")
       .def("select", &CpuSession::Select, "Greedy token after a step with logits (-1: non-finite).")
       .def("logits", &CpuSession::Logits, "FP32 logits (vocab,) of the last step with logits.")
       .def("generate", &CpuSession::Generate, py::arg("prompt"), py::arg("max_new_tokens"),

@@ -30,8 +30,9 @@ from tools import trace_report
 
 FLAGS = flags.FLAGS
 flags.DEFINE_multi_string("build", [], "NAME=SASS:CSV of one build (repeat for several).")
-flags.DEFINE_bool("wide_kernel", False, "Read the worker kernel of hidden sizes above 2,048 (cuda/worker.h "
-                  "WorkerWide), not the other one: the kernel the profiled model ran.")
+flags.DEFINE_bool("wide_kernel", False, "Read the wide worker kernel (cuda/worker.h WorkerWide: hidden sizes above "
+                  "2,048, head dims above 64 or not a multiple of 8, groups above 4), not the narrow one: "
+                  "the kernel the profiled model ran.")
 
 FFN_PHASES = [(1, 30, "norm"), (31, 41, "gate/up"), (42, 10 ** 9, "down")]
 # The worker kernel's mangled names in the SASS: WorkerKernel<false> (or the one kernel of builds
@@ -72,7 +73,7 @@ def sass_regions(text, wide=False):
     starts = [i for i, l in enumerate(lines) if l.startswith("//---") and any(k in l for k in names)]
     if not starts:
         raise ValueError(f"no {' or '.join(names)} function in the SASS: give nvdisasm -c -gi of the worker's "
-                         "cubin (--wide_kernel: the kernel of hidden sizes above 2,048)")
+                         "cubin (--wide_kernel: the wide kernel, cuda/worker.h WorkerWide)")
     owner, opcode, current = {}, {}, "worker"
     for l in lines[starts[0] + 1:]:
         if l.startswith("//---"):

@@ -53,9 +53,9 @@ MODELS = {
 # per warp (attention batches of 4 with slots past the chunk's end, two batches at 72).
 MODELS["tiny_9x3_mc72"] = dict(MODELS["tiny_9x3"], min_chunk=72)
 MODELS["tiny_untied_mc40"] = dict(MODELS["tiny_untied"], min_chunk=40)
-# A head_dim above 64 and more than 4 query heads per K/V head, which the shapes above skip:
-# main's widest ATTENTION template (8 heads, 4 dims per lane) and the multi-pass path of
-# docs/experiments/attn-lanes.patch (query heads 4 and V dims 64 a pass, 4 lanes a position).
+# A head_dim above 64 and more than 4 query heads per K/V head, which the shapes above skip: the
+# wide worker kernel's widest ATTENTION template (8 heads, 4 dims per lane) and its one-pass tiles
+# at 4 lanes a position (cuda/worker.h WorkerWide).
 MODELS["tiny_hd80_g6"] = dict(hidden=480, ffn=64, layers=1, heads=6, kv_heads=1, vocab=50, max_context=600)
 # More than 4 query heads per K/V head at a head_dim of 64 or less (TinyLlama-1.1B's 8 at its 64):
 # ATTENTION's AttendChunk<8, 2, *>, which no other tiny shape runs.
@@ -74,8 +74,9 @@ MODELS["tiny_hd128_g3"] = dict(hidden=192, ffn=80, layers=2, heads=6, kv_heads=2
 MODELS["tiny_hd128_g4"] = dict(hidden=256, ffn=96, layers=2, heads=8, kv_heads=2, head_dim=128, vocab=60,
                                tied=False, max_context=600)
 # A hidden size above 2,048: RmsNormToShared's path for those (the 3B's 3,072, the 8B's 4,096),
-# which no other tiny shape takes; head_dim 128 with 3 query heads a K/V head as the 3B: the tiny
-# model of the wide worker kernel (cuda/worker.h WorkerWide), its norm and its one-pass tiles.
+# which no other tiny shape takes; head_dim 128 with 3 query heads a K/V head as the 3B: the wide
+# worker kernel (cuda/worker.h WorkerWide) at a hidden size that needs it, its norm and its one-pass
+# tiles (tiny_hd80_g6, tiny_g8, tiny_hd12 and tiny_hd128_* run that kernel for their attention).
 MODELS["tiny_h2304"] = dict(hidden=2304, ffn=64, layers=1, heads=18, kv_heads=6, vocab=50, max_context=600)
 # Llama 3.2 3B and Llama 3.1 8B with random weights (py/planner/known_configs.py): 6.4 and 16.1
 # GB of BF16 (checkpoint and package ~95 s and ~250 s on the GPU machine, drawn sequentially);

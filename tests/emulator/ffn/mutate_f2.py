@@ -13,7 +13,8 @@ def src(f): return open(f"{B}/fake_new/cuda/{f}").read()
 muts = {
   "triple_y12": ("common.cuh", [("    out(r + kWarps, y[1]);\n    out(r + 2 * kWarps, y[2]);", "    out(r + kWarps, y[2]);\n    out(r + 2 * kWarps, y[1]);")]),
   "triple_dot8": ("common.cuh", [("if (i < n) acc[j] += Dot8(v[j][u], x + i * 8);", "if (i < n && !(kN == 3 && j == 1 && u == 0)) acc[j] += Dot8(v[j][u], x + i * 8);")]),
-  "triple_fb_rot": ("common.cuh", [("for (int j = 0; j < kN; ++j) y[j] = WarpDotBf16(w[j], x, k);", "for (int j = 0; j < kN; ++j) y[j] = WarpDotBf16(w[kN == 3 ? (j + 1) % 3 : j], x, k);")]),
+  # the wide instantiation's fallback (setup.sh builds that one unless EMU_NARROW=1)
+  "triple_fb_rot": ("common.cuh", [("        y[j] = WarpDotBf16<true>(w[j], x, k);", "        y[j] = WarpDotBf16<true>(w[kN == 3 ? (j + 1) % 3 : j], x, k);")]),
   "ffn_add_plus1": ("op_ffn.cuh", [("RedAddU64(x0 + i, Fix(part[i], c.p.residual_invalid));", "RedAddU64(x0 + i, Fix(part[i], c.p.residual_invalid) + 1);")]),
   "ffn_skip_last": ("op_ffn.cuh", [("for (int i = threadIdx.x; i < H; i += kThreads) RedAddU64(", "for (int i = threadIdx.x; i < H - 1; i += kThreads) RedAddU64(")]),
   "lm_no_invalid": ("op_lm_head.cuh", [("if (!all_finite || *static_cast<volatile unsigned long long*>(c.p.residual_invalid) != 0) {", "if (!all_finite) {")]),
