@@ -14,7 +14,6 @@
 #include "host/cpu_executor.h"
 #include "host/api.h"
 #include "host/error.h"
-#include "host/generate.h"
 #include "host/package.h"
 #include "host/tokenizer.h"
 #include "host/validate.h"
@@ -30,22 +29,7 @@ class CpuSession {
   CpuSession(const std::string& path, int threads)
       : pkg_(Package::Open(path)), validated_((ValidatePlan(*pkg_), true)), exec_(*pkg_, threads),
         tokenizer_(Tokenizer::FromJson(pkg_->tokenizer_json())) {}
-  // Positions come in order: attention at `pos` reads the K/V rows of every position before it,
-  // as the steps since position 0 wrote them. next_pos_ continues; an earlier position goes back
-  // and rewrites the cache from there, in the same request (a residual out of range since
-  // position 0 still stops it: CpuExecutor::Step).
-  void Step(int token, int pos, bool logits) {
-    CheckStep(*pkg_, token, pos);  // a bad id or a position beyond the max context first
-    if (pos > next_pos_) {
-      throw Error("position " + std::to_string(pos) + " skips position" + (pos - next_pos_ > 1 ? "s " : " ") +
-                  std::to_string(next_pos_) + (pos - next_pos_ > 1 ? "-" + std::to_string(pos - 1) : "") +
-                  ", which attention there would read: step positions in order from 0 (" +
-                  std::to_string(next_pos_) + " continues; an earlier one goes back and rewrites the cache "
-                  "from there)");
-    }
-    exec_.Step(token, pos, logits);
-    next_pos_ = pos + 1;
-  }
+  void Step(int token, int pos, bool logits) { exec_.Step(token, pos, logits); }
   int Select() { return exec_.Select(); }
   py::array_t<float> Logits() {
     const std::vector<float> l = exec_.Logits();
@@ -57,11 +41,7 @@ class CpuSession {
     GenerateOptions options;
     options.max_new_tokens = max_new_tokens;
     options.stop_at_eos = stop_at_eos;
-    next_pos_ = 0;  // if it throws, which positions it wrote is unknown: step from 0 again
-    std::vector<int> tokens = exec_.Generate(prompt, options).tokens;
-    // Generation steps the prompt and every new token but the last.
-    next_pos_ = static_cast<int>(prompt.size() + tokens.size()) - 1;
-    return tokens;
+    return exec_.Generate(prompt, options).tokens;
   }
   std::string Decode(const std::vector<int>& ids) const { return tokenizer_.Decode(ids); }
   std::vector<int> Encode(const std::string& text, bool parse_special) const {
@@ -74,7 +54,6 @@ class CpuSession {
   bool validated_;
   CpuExecutor exec_;
   Tokenizer tokenizer_;
-  int next_pos_ = 0;  // one past the last position stepped (0: a new request)
 };
 
 void Check(const api::Status& s) {
