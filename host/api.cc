@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <exception>
+#include <mutex>
 
 #include "cuda/device_query.h"
 #include "host/chat.h"
@@ -131,7 +132,9 @@ Status Engine::Open(const std::string& package_path, const EngineOptions& option
         std::fprintf(stderr, "Not using the GPU: %s\nUsing the CPU executor.\n", e.what());
       }
     } else if (dev.count == 0 && options.device == "auto") {
-      std::fprintf(stderr, "No usable GPU (%s): using the CPU executor.\n", dev.why_none.c_str());
+      // Once a process: the reason is the machine's, the same for every engine it opens.
+      static std::once_flag said;
+      std::call_once(said, [&] { std::fprintf(stderr, "No usable GPU (%s): using the CPU executor.\n", dev.why_none.c_str()); });
     }
     if (!impl->exec) impl->exec = std::make_unique<CpuExecutor>(*impl->pkg, options.cpu_threads);
     engine->reset(new Engine(std::move(impl)));

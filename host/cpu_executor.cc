@@ -173,14 +173,7 @@ float CpuExecutor::Real(int64_t q) {
 
 void CpuExecutor::Step(int token, int pos, bool logits) {
   CheckStep(pkg_, token, pos);
-  if (pos > next_pos_) {
-    throw Error("position " + std::to_string(pos) + " skips position" + (pos - next_pos_ > 1 ? "s " : " ") +
-                std::to_string(next_pos_) + (pos - next_pos_ > 1 ? "-" + std::to_string(pos - 1) : "") +
-                ", which attention there would read: step positions in order from 0 (" +
-                std::to_string(next_pos_) + " continues; an earlier one goes back and rewrites the cache "
-                "from there)");
-  }
-  next_pos_ = pos + 1;
+  kv_.Begin(pos, &token, 1);
   token_ = token;
   pos_ = pos;
   if (pos == 0) residual_invalid_ = false;  // a new request
@@ -193,6 +186,7 @@ void CpuExecutor::Step(int token, int pos, bool logits) {
     }
     RunParallel(wave.first_task, wave.task_count);  // returning is the barrier
   }
+  kv_.Done(pos, &token, 1);
 }
 
 int32_t CpuExecutor::Select() {

@@ -14,6 +14,7 @@
 
 #include "cuda/select.h"
 #include "host/executor.h"
+#include "host/generate.h"
 #include "host/package.h"
 
 namespace tileinfer {
@@ -32,10 +33,10 @@ class CpuExecutor : public Executor {
 
   // Runs every wave for input `token` at position `pos` (0 <= pos < max_context), appending
   // its K/V rows to the cache. With `logits` false the LM_HEAD wave is skipped (prompt
-  // positions whose prediction nobody reads). Positions come in order from 0: attention at
-  // `pos` reads the rows of every earlier position, so a `pos` past the next one throws Error;
-  // an earlier one goes back and rewrites the cache from there, in the same request (position
-  // 0 starts a new one).
+  // positions whose prediction nobody reads). Positions come in order from 0 (KvHistory):
+  // attention at `pos` reads the rows of every earlier position, so a `pos` past the rows held
+  // throws Error; an earlier one goes back and rewrites the cache from there, in the same
+  // request (position 0 starts a new one).
   void Step(int token, int pos, bool logits) override;
 
   // After a Step with logits: the greedy token, or kCandidateNonFinite.
@@ -72,7 +73,7 @@ class CpuExecutor : public Executor {
   std::vector<uint16_t> kv_cache_;          // (layers, 2, max_context, KV) BF16
   std::vector<Candidate> cand_;
   int token_ = 0, pos_ = 0;
-  int next_pos_ = 0;  // one past the last position stepped: the furthest Step may go
+  KvHistory kv_;  // which positions the K/V cache holds: Step refuses one that skips a position
 
   // A small fork-join pool: task i of a wave goes to thread i % threads.
   int n_threads_ = 1;  // fixed before any pool thread starts

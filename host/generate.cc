@@ -57,6 +57,30 @@ void CheckStep(const Package& pkg, int token, int pos) {
   }
 }
 
+void KvHistory::Begin(int start, const int* tokens, int n) {
+  const int next = held();
+  if (start > next) {
+    throw Error("position " + std::to_string(start) + " skips position" + (start - next > 1 ? "s " : " ") +
+                std::to_string(next) + (start - next > 1 ? "-" + std::to_string(start - 1) : "") +
+                ", which attention there would read: step positions in order from 0 (" + std::to_string(next) +
+                " continues; an earlier one goes back and rewrites the cache from there)");
+  }
+  for (int i = 0; i < n && start + i < next; ++i) {
+    if (tokens_[start + i] != tokens[i]) {
+      tokens_.resize(start + i);
+      break;
+    }
+  }
+}
+
+void KvHistory::Done(int start, const int* tokens, int n) {
+  if (start > held()) throw Error("KvHistory::Done: position " + std::to_string(start) + " was not begun");
+  for (int i = 0; i < n; ++i) {
+    if (start + i < held()) tokens_[start + i] = tokens[i];
+    else tokens_.push_back(tokens[i]);
+  }
+}
+
 void CheckGenerateOptions(const GenerateOptions& options) {
   if (options.max_new_tokens < 1) throw Error("max_new_tokens must be at least 1");
   CheckSamplingOptions(options.sampling);

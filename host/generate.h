@@ -33,6 +33,33 @@ void CheckTokenId(const Package& pkg, int id, const std::string& what);
 // outside the vocabulary or `pos` outside [0, max context).
 void CheckStep(const Package& pkg, int token, int pos);
 
+// Which positions' K/V cache rows belong to the sequence an executor is stepping. A step at
+// position pos attends over the rows of positions [0, pos], so it may run only when the rows
+// [0, pos) hold this sequence: Executor::Step at a position past them would read rows no step
+// wrote (silently wrong logits). Rewriting a position with a different token makes the rows
+// after it stale; rewriting it with the token it holds writes the same bits (the executors are
+// deterministic), so the rows after it stay (the benchmark's windows re-run positions this way).
+// One rule for the CPU and GPU executors.
+class KvHistory {
+ public:
+  // Before a run of tokens[0..n) at positions start..start + n - 1: throws Error (naming the
+  // skipped positions and what to do) when start is past the rows held; drops the rows from
+  // the first position whose token differs.
+  void Begin(int start, const int* tokens, int n);
+  // After that run succeeded (or after the part of it that surely ran): the rows of
+  // start..start + n - 1 hold tokens[0..n).
+  void Done(int start, const int* tokens, int n);
+  // Forgets the rows of positions from `pos` on (a run will feed them tokens not known yet).
+  void DropFrom(int pos) {
+    if (pos < held()) tokens_.resize(pos);
+  }
+  // Positions [0, held()) hold rows of the current sequence.
+  int held() const { return static_cast<int>(tokens_.size()); }
+
+ private:
+  std::vector<int> tokens_;  // tokens_[p]: the token whose K/V row position p holds
+};
+
 // The checks of `options` that depend on no prompt or package: max_new_tokens at least 1,
 // and CheckSamplingOptions. Throws Error.
 void CheckGenerateOptions(const GenerateOptions& options);

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -105,6 +106,43 @@ bool CheckSampling(GpuExecutor& gpu, int token, int pos, int checks) {
               "step %.3f ms sampled, %.3f ms greedy\n", pos + 1, agree, checks, distinct, sampled_ms / checks,
               greedy_ms / 10);
   return agree == checks;
+}
+
+// The positions-in-order rule on the GPU (KvHistory, host/generate.h), after the prompt's
+// positions [0, n) were stepped: a step past the rows held throws, naming what it skips;
+// re-running positions with the tokens they hold keeps the rows after them; another token
+// drops them; a generation holds the rows of the tokens it fed (the prompt and every new token
+// but the last).
+bool CheckStepOrder(GpuExecutor& gpu, const std::vector<int>& prompt, int vocab) {
+  const int n = static_cast<int>(prompt.size());
+  bool ok = true;
+  auto expect = [&](const char* what, const std::function<void()>& run, const std::string& error) {
+    std::string got;
+    try {
+      run();
+    } catch (const Error& e) {
+      got = e.what();
+    }
+    const bool pass = error.empty() ? got.empty() : got.find(error) != std::string::npos;
+    if (!pass) std::printf("step order: FAIL: %s: %s\n", what, got.empty() ? "no error" : got.c_str());
+    ok &= pass;
+  };
+  const std::string skip = " skips position";
+  expect("a step past the prompt", [&] { gpu.Step(prompt[0], n + 1, true); }, "position " + std::to_string(n + 1) + skip + " " + std::to_string(n) + ",");
+  expect("a window past the prompt", [&] { gpu.RunForcedWindow({prompt[0], prompt[1]}, n + 2); }, "positions " + std::to_string(n) + "-" + std::to_string(n + 1) + ",");
+  expect("the prompt's first positions again", [&] { gpu.RunForcedWindow({prompt[0], prompt[1]}, 0); }, "");
+  expect("the next position after them", [&] { gpu.Step(prompt[0], n, true); }, "");
+  const int other = (prompt[1] + 1) % vocab;
+  expect("position 1 with another token", [&] { gpu.Step(other, 1, true); }, "");
+  expect("position 3 after that", [&] { gpu.Step(prompt[0], 3, true); }, "position 3" + skip + " 2,");
+  GenerateOptions gen;
+  gen.max_new_tokens = 4;
+  gen.stop_at_eos = false;
+  expect("a generation from 2 prompt tokens", [&] { gpu.Generate({prompt[0], prompt[1]}, gen); }, "");
+  expect("position 6 after it", [&] { gpu.Step(prompt[0], 6, true); }, "position 6" + skip + " 5,");
+  expect("position 5 after it", [&] { gpu.Step(prompt[0], 5, true); }, "");
+  std::printf("step order (skips refused, same-token windows keep later rows): %s\n", ok ? "ok" : "FAIL");
+  return ok;
 }
 
 // The worker's sampler alone on adversarial synthetic rows against the CPU sampler: ties
@@ -400,6 +438,10 @@ int Run() {
     if (FLAGS_stream_checks && pkg->plan().max_context >= static_cast<int>(base_prompt.size()) + kMaxStepsPerLaunch + 1) {
       ok &= CheckStreaming(gpu, base_prompt);
     }
+  }
+  if (max_ctx >= 4 && max_ctx + 8 <= pkg->plan().max_context) {
+    for (int pos = 0; pos < max_ctx; ++pos) gpu.Step(prompt[pos], pos, pos + 1 == max_ctx);
+    ok &= CheckStepOrder(gpu, prompt, pkg->model().vocab);
   }
   if (!FLAGS_trace_out.empty()) {
     for (int c : ParseIntList(FLAGS_trace_contexts, "--trace_contexts")) {

@@ -288,6 +288,11 @@ int32_t GpuExecutor::Run(const Launch& launch, const std::function<bool(int32_t)
   if (launch.start_pos == 0) {  // a new request: no out-of-range residual yet (WorkerParams)
     CUDA_CHECK(cudaMemset(p.residual_invalid, 0, sizeof(unsigned long long)));
   }
+  // The positions-in-order rule (KvHistory): the forced steps' tokens are known now; a step
+  // past them feeds a token the launch chooses, so the rows from there on are dropped.
+  const std::vector<int> forced(launch.forced.begin(), launch.forced.end());
+  kv_.Begin(launch.start_pos, forced.data(), static_cast<int>(forced.size()));
+  if (launch.n_steps > static_cast<int>(forced.size())) kv_.DropFrom(launch.start_pos + static_cast<int>(forced.size()));
   for (int n = 0; n < kMaxStepsPerLaunch; ++n) slots_[n] = 0;
   *cancel_ = 0;
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -334,6 +339,18 @@ int32_t GpuExecutor::Run(const Launch& launch, const std::function<bool(int32_t)
                 std::to_string(count) + ", streamed " + std::to_string(delivered) + ")");
   }
   *recorded = count;
+  // The steps surely run: all of them, or up to the one that chose the last recorded token.
+  // Step s fed forced[s], or past the forced ones the token step s - 1 chose (slot
+  // s - 1 - first_logits_step), or a non-logits step's token again (cuda/worker.cu).
+  const int ran = status == kStatusDone ? launch.n_steps : std::min(launch.n_steps, launch.first_logits_step + count);
+  std::vector<int> fed(ran);
+  for (int s = 0; s < ran; ++s) {
+    const int slot = s - 1 - launch.first_logits_step;
+    fed[s] = s < static_cast<int>(forced.size()) ? forced[s]
+             : slot >= 0                         ? static_cast<int>(slots_[slot] & 0xFFFFFFFFu)
+                                                 : fed[s - 1];
+  }
+  kv_.Done(launch.start_pos, fed.data(), ran);
   return status;
 }
 

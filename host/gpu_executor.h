@@ -9,6 +9,7 @@
 
 #include "cuda/worker.h"
 #include "host/executor.h"
+#include "host/generate.h"
 #include "host/package.h"
 
 namespace tileinfer {
@@ -69,7 +70,7 @@ class GpuExecutor : public Executor {
   // One launch of tokens.size() (1..kMaxStepsPerLaunch) forced steps at positions
   // start_pos.., logits at every step (the benchmark's steady state: each step's K/V row is
   // rewritten with the same token, so repeating a window changes nothing). Returns the
-  // launch's milliseconds (CUDA events).
+  // launch's milliseconds (CUDA events). Positions in order, as Step's (KvHistory).
   float RunForcedWindow(const std::vector<int>& tokens, int start_pos);
 
   // Trace the step at position `pos` of later launches (pos < 0: off). See
@@ -121,6 +122,7 @@ class GpuExecutor : public Executor {
   unsigned long long* trace_phases_ = nullptr;  // device, likewise (phase-trace builds only)
   void* cuda_start_ = nullptr;  // cudaEvent_t
   void* cuda_stop_ = nullptr;
+  KvHistory kv_;  // which positions the K/V cache holds: Run refuses a launch that skips one
   int32_t last_selected_ = -1;
   float last_launch_ms_ = 0;
   double launch_timeout_s_ = 600;

@@ -90,20 +90,28 @@ T CastOr(const py::handle& h, const std::string& what) {
   }
 }
 
+// `h` as a bool when it is True or False, else a TypeError naming `what`: pybind11's own bool
+// conversion takes None, numbers and any object with __bool__, so check_target=None would have
+// turned the target check off without a word.
+bool StrictBool(const py::handle& h, const std::string& what) {
+  if (!py::isinstance<py::bool_>(h)) throw py::type_error(what + " must be True or False, not " + Shown(h));
+  return h.cast<bool>();
+}
+
 // The public API (host/api.h) for Python: the same Engine, Request and Result.
 class PyEngine {
  public:
-  PyEngine(const std::string& path, const std::string& device, int cpu_threads, bool check_target) {
+  PyEngine(const std::string& path, const std::string& device, int cpu_threads, const py::object& check_target) {
     api::EngineOptions o;
     o.device = device;
     o.cpu_threads = cpu_threads;
-    o.check_target = check_target;
+    o.check_target = StrictBool(check_target, "check_target");
     Check(api::Engine::Open(path, o, &engine_));
   }
 
   py::dict Generate(const py::object& prompt, const py::object& prompt_ids, const py::object& chat,
                     int max_new_tokens, float temperature, int top_k, float top_p, uint64_t seed,
-                    const std::string& stop, bool stop_at_eos, const py::object& on_token) {
+                    const std::string& stop, const py::object& stop_at_eos, const py::object& on_token) {
     api::Request r;
     if (!prompt.is_none()) r.prompt = CastOr<std::string>(prompt, "prompt must be a str");
     if (!prompt_ids.is_none()) {
@@ -132,7 +140,7 @@ class PyEngine {
     r.top_p = top_p;
     r.seed = seed;
     r.stop = stop;
-    r.stop_at_eos = stop_at_eos;
+    r.stop_at_eos = StrictBool(stop_at_eos, "stop_at_eos");
     api::TokenCallback callback;
     std::exception_ptr callback_error;  // what on_token raised: it stops the request, then re-raised as it is
     if (!on_token.is_none()) {
@@ -214,12 +222,12 @@ PYBIND11_MODULE(_tileinfer, m) {
   py::class_<PyEngine>(m, "Engine",
                        "A package opened with the public API (host/api.h): generation on the GPU when "
                        "usable and planned for, else on the CPU.")
-      .def(py::init<const std::string&, const std::string&, int, bool>(), py::arg("path"),
-           py::arg("device") = "auto", py::arg("cpu_threads") = 0, py::arg("check_target") = true)
+      .def(py::init<const std::string&, const std::string&, int, const py::object&>(), py::arg("path"),
+           py::arg("device") = "auto", py::arg("cpu_threads") = 0, py::arg("check_target") = py::bool_(true))
       .def("generate", &PyEngine::Generate, py::kw_only(), py::arg("prompt") = py::none(),
            py::arg("prompt_ids") = py::none(), py::arg("chat") = py::none(), py::arg("max_new_tokens") = 32,
            py::arg("temperature") = 0.0f, py::arg("top_k") = 0, py::arg("top_p") = 1.0f, py::arg("seed") = 0,
-           py::arg("stop") = "", py::arg("stop_at_eos") = true, py::arg("on_token") = py::none(),
+           py::arg("stop") = "", py::arg("stop_at_eos") = py::bool_(true), py::arg("on_token") = py::none(),
            "Generates from exactly one of prompt (text), prompt_ids or chat (a list of {'role', "
            "'content'} dicts). on_token(id, piece_bytes) is called as tokens are chosen; returning "
            "False stops. Returns a dict: prompt_ids, tokens, text, stopped, prompt_ms, decode_ms.")
@@ -230,17 +238,17 @@ PYBIND11_MODULE(_tileinfer, m) {
       .def_property_readonly("max_context", &PyEngine::max_context);
   py::class_<CpuSession>(m, "CpuSession", "A package loaded, validated and run by the CPU executor.")
       .def(py::init<const std::string&, int>(), py::arg("path"), py::arg("threads") = 0)
-      .def("step", &CpuSession::Step, py::arg("token"), py::arg("pos"), py::arg("logits") = true,
+      .def("step", &CpuSession::Step, py::arg("token"), py::arg("pos"), py::arg("logits").noconvert() = true,
            "Runs input `token` at position `pos` (appends to the K/V cache). Positions come in order "
            "from 0; an earlier one goes back and rewrites the cache from there, in the same request "
            "(position 0 starts a new one); one that skips a position raises Error.")
       .def("select", &CpuSession::Select, "Greedy token after a step with logits (-1: non-finite).")
       .def("logits", &CpuSession::Logits, "FP32 logits (vocab,) of the last step with logits.")
       .def("generate", &CpuSession::Generate, py::arg("prompt"), py::arg("max_new_tokens"),
-           py::arg("stop_at_eos") = true, "Greedy generation from position 0; returns new ids.")
+           py::arg("stop_at_eos").noconvert() = true, "Greedy generation from position 0; returns new ids.")
       .def("decode", [](const CpuSession& s, const std::vector<int>& ids) { return Utf8Text(s.Decode(ids)); },
            py::arg("ids"), "Text of token ids (bytes that are not UTF-8 as U+FFFD, as HF decodes).")
-      .def("encode", &CpuSession::Encode, py::arg("text"), py::arg("parse_special") = true,
+      .def("encode", &CpuSession::Encode, py::arg("text"), py::arg("parse_special").noconvert() = true,
            "Token ids of `text` (no BOS), as HF tokenizers encodes it.")
       .def_property_readonly("vocab_size", [](const CpuSession& s) { return s.package().model().vocab; })
       .def_property_readonly("max_context", [](const CpuSession& s) { return s.package().plan().max_context; });
@@ -249,7 +257,7 @@ PYBIND11_MODULE(_tileinfer, m) {
            py::arg("path"), "The tokenizer of the package at `path`.")
       .def_static("from_json", &Tokenizer::FromJson, py::arg("section"),
                   "A tokenizer from the text of a package's tokenizer section (TokenizerSpec.to_json()).")
-      .def("encode", &Tokenizer::Encode, py::arg("text"), py::arg("parse_special") = true,
+      .def("encode", &Tokenizer::Encode, py::arg("text"), py::arg("parse_special").noconvert() = true,
            "Token ids of `text`, without BOS; special tokens are parsed only when parse_special.")
       .def("decode", [](const Tokenizer& t, const std::vector<int>& ids) { return Utf8Text(t.Decode(ids)); },
            py::arg("ids"), "Text of token ids (bytes that are not UTF-8 as U+FFFD, as HF decodes).")

@@ -234,7 +234,8 @@ def test_step_rejects_bad_token_and_position(tmp_path):
 
 def test_step_refuses_a_skipped_position(tmp_path):
     """A step reads the K/V rows of every earlier position: one that skips a position raises
-    (it would attend over rows no step wrote); going back rewrites the cache from there."""
+    (it would attend over rows no step wrote); going back with another token rewrites the
+    cache from there; going back with the same token keeps the rows after it."""
     _, pkg = build(tmp_path, "gqa_9x3_odd_sizes")
     session = _tileinfer.CpuSession(pkg, threads=2)
     with pytest.raises(RuntimeError, match=r"position 1 skips position 0, .*\(0 continues"):
@@ -253,6 +254,11 @@ def test_step_refuses_a_skipped_position(tmp_path):
     with pytest.raises(RuntimeError, match="position 7 skips position 6,"):
         session.step(new[-1], 7, True)
     session.step(new[-1], 6, True)
+    # Positions re-run with the tokens they hold keep the rows after them (the same bits):
+    # the benchmark's repeated windows; position 7 follows.
+    session.step(1, 0, True)
+    session.step(2, 1, True)
+    session.step(new[0], 7, True)
 
 
 if __name__ == "__main__":

@@ -17,12 +17,17 @@ from tools import gguf_import, smollm2
 
 
 @pytest.fixture(scope="module")
-def smol(tmp_path_factory):
+def smol_pkg(tmp_path_factory) -> str:
     root = tmp_path_factory.mktemp("smollm2")
     hf_dir = gguf_import.import_gguf(smollm2.gguf_path(), root / "hf")
     pkg = root / "smollm2.tpkg"
     planner_main.build_package(str(hf_dir), "h200", str(pkg), 512, progress=False)
-    return _tileinfer.Engine(str(pkg), device="cpu", cpu_threads=2)
+    return str(pkg)
+
+
+@pytest.fixture(scope="module")
+def smol(smol_pkg):
+    return _tileinfer.Engine(smol_pkg, device="cpu", cpu_threads=2)
 
 
 def test_chat_answers_and_stops_at_end_of_turn(smol):
@@ -207,6 +212,30 @@ def test_one_request_at_a_time_per_engine(smol):
 def test_argument_types_are_named(smol, kwargs, needle):
     with pytest.raises(TypeError, match=needle):
         smol.generate(max_new_tokens=2, **kwargs)
+
+
+def test_flags_take_only_true_or_false(smol, smol_pkg):
+    """pybind11 would read None, 0 or "no" as False: check_target=None would turn the target
+    check off without a word."""
+    for value, shown in ((None, r"None \(NoneType\)"), (0, r"0 \(int\)"), ("no", r"'no' \(str\)")):
+        with pytest.raises(TypeError, match=r"stop_at_eos must be True or False, not " + shown):
+            smol.generate(prompt_ids=[1], max_new_tokens=2, stop_at_eos=value)
+    pkg = smol_pkg
+    with pytest.raises(TypeError, match=r"check_target must be True or False, not None \(NoneType\)"):
+        _tileinfer.Engine(pkg, device="cpu", check_target=None)
+    assert _tileinfer.Engine(pkg, device="cpu", check_target=False).vocab_size == smol.vocab_size
+
+
+def test_device_auto_says_no_gpu_once_a_process(smol_pkg):
+    """Without a GPU, device="auto" says so on stderr once, however many engines a process opens."""
+    code = ("import sys; from host import _tileinfer as t\n"
+            "for _ in range(3): t.Engine(sys.argv[1], device='auto', cpu_threads=1)\n"
+            "print(t.gpu_count())")
+    run = subprocess.run([sys.executable, "-c", code, smol_pkg], capture_output=True, text=True,
+                         timeout=120, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert run.returncode == 0, run.stderr
+    said = run.stderr.count("No usable GPU")
+    assert said == (1 if run.stdout.split()[-1] == "0" else 0), run.stderr
 
 
 def test_exactly_one_bos(tmp_path):
