@@ -270,6 +270,13 @@ std::vector<unsigned long long> GpuExecutor::TracePhases() const {
 }
 
 int32_t GpuExecutor::Run(const Launch& launch, const std::function<bool(int32_t)>& deliver, int* recorded) {
+  // The positions-in-order rule (KvHistory), before anything reaches the GPU: the forced steps'
+  // tokens are known now; a step past them feeds a token the launch chooses, so the rows from
+  // there on are dropped. Every launch forces its first step's token.
+  if (launch.forced.empty()) throw Error("GpuExecutor::Run: a launch without a forced first token");
+  const std::vector<int> forced(launch.forced.begin(), launch.forced.end());
+  kv_.Begin(launch.start_pos, forced.data(), static_cast<int>(forced.size()));
+  if (launch.n_steps > static_cast<int>(forced.size())) kv_.DropFrom(launch.start_pos + static_cast<int>(forced.size()));
   WorkerParams p = params_;
   p.start_pos = launch.start_pos;
   p.n_steps = launch.n_steps;
@@ -288,11 +295,6 @@ int32_t GpuExecutor::Run(const Launch& launch, const std::function<bool(int32_t)
   if (launch.start_pos == 0) {  // a new request: no out-of-range residual yet (WorkerParams)
     CUDA_CHECK(cudaMemset(p.residual_invalid, 0, sizeof(unsigned long long)));
   }
-  // The positions-in-order rule (KvHistory): the forced steps' tokens are known now; a step
-  // past them feeds a token the launch chooses, so the rows from there on are dropped.
-  const std::vector<int> forced(launch.forced.begin(), launch.forced.end());
-  kv_.Begin(launch.start_pos, forced.data(), static_cast<int>(forced.size()));
-  if (launch.n_steps > static_cast<int>(forced.size())) kv_.DropFrom(launch.start_pos + static_cast<int>(forced.size()));
   for (int n = 0; n < kMaxStepsPerLaunch; ++n) slots_[n] = 0;
   *cancel_ = 0;
   std::atomic_thread_fence(std::memory_order_seq_cst);
