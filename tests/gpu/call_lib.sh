@@ -25,6 +25,9 @@
 #   call_checks                      .gpu/bin: tiny models GPU = CPU (10 x 500 tokens bit-identical),
 #                                    golden (device_checks.sh probe tiny golden, into $OUT/tiny_bin),
 #                                    memcheck and synccheck on tiny_9x3 (sanitize_one.sh)
+#   call_generation MODEL...         .gpu/bin: each model of $W GPU = CPU at context 1, logits at 100 and
+#                                    1000, 3 x 128 tokens bit-identical, gpu_check's step-order check;
+#                                    $OUT/gpu_check_MODEL.txt and a line each
 #   call_tiny_tiles MODEL...         .gpu/bin: each tiny model of $W GPU = CPU (10 x 500 tokens bit-identical)
 #                                    with ATTENTION's default tile threshold and with tiles in every
 #                                    step (--attention_tile_min=1); $OUT/gpu_check_MODEL[_tiles].txt
@@ -102,6 +105,15 @@ call_checks() {
   mkdir -p "$OUT/tiny_bin"
   OUT=$OUT/tiny_bin bash tests/gpu/device_checks.sh probe tiny golden 2>&1 | grep -E "PASS|FAIL|rror|bit-identical" | head -20
   for tool in memcheck synccheck; do CALL_SECONDS=$SECONDS bash tests/gpu/sanitize_one.sh bin $tool tiny_9x3; done
+}
+
+call_generation() {
+  local m
+  for m in "$@"; do
+    timeout 120 .gpu/bin/gpu_check --package="$W/$m.tpkg" --contexts=1,100,1000 --cpu_contexts=1 --runs=3 --tokens=128 \
+      --sampling_checks=0 --cpu_generate_tokens=0 > "$OUT/gpu_check_$m.txt" 2>&1
+    echo "$m gpu_check rc=$?: $(grep -E 'step order|determinism|gpu_check: (PASS|FAIL)' "$OUT/gpu_check_$m.txt" | tr '\n' ' ')"
+  done
 }
 
 call_tiny_tiles() {

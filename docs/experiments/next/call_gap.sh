@@ -10,11 +10,7 @@ source tests/gpu/call_lib.sh
 call_begin .gpu/gap.tar.xz
 call_checks
 echo "step order: $(cat "$OUT"/tiny_bin/gpu_check_*.txt | grep -c 'step order (skips refused, same-token windows keep later rows): ok') ok, $(cat "$OUT"/tiny_bin/gpu_check_*.txt | grep -c 'step order: FAIL') FAIL"
-for m in llama1b_shape smollm2_shape; do
-  timeout 120 .gpu/bin/gpu_check --package="$W/$m.tpkg" --contexts=1,100,1000 --cpu_contexts=1 --runs=3 --tokens=128 \
-    --sampling_checks=0 --cpu_generate_tokens=0 > "$OUT/gpu_check_$m.txt" 2>&1
-  echo "$m gpu_check rc=$?: $(grep -E 'step order|determinism|gpu_check: (PASS|FAIL)' "$OUT/gpu_check_$m.txt" | tr '\n' ' ')"
-done
+call_generation llama1b_shape smollm2_shape
 echo "checks at ${SECONDS}s"
 call_trace .gpu/pt PT llama1b_shape 32,4064
 call_trace .gpu/pt PT smollm2_shape 32,4064
