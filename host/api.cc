@@ -134,7 +134,9 @@ Status Engine::Open(const std::string& package_path, const EngineOptions& option
     } else if (dev.count == 0 && options.device == "auto") {
       // Once a process: the reason is the machine's, the same for every engine it opens.
       static std::once_flag said;
-      std::call_once(said, [&] { std::fprintf(stderr, "No usable GPU (%s): using the CPU executor.\n", dev.why_none.c_str()); });
+      std::call_once(said, [&] {
+        std::fprintf(stderr, "No usable GPU (%s): using the CPU executor.\n", dev.why_none.c_str());
+      });
     }
     if (!impl->exec) impl->exec = std::make_unique<CpuExecutor>(*impl->pkg, options.cpu_threads);
     engine->reset(new Engine(std::move(impl)));

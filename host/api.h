@@ -32,7 +32,8 @@ class Status {
 };
 
 struct EngineOptions {
-  std::string device = "auto";  // auto (GPU when usable and planned for; else CPU, said on stderr once a process), cpu, or gpu
+  std::string device = "auto";  // auto (GPU when usable and planned for), cpu, or gpu; auto
+                                // without a GPU says so on stderr, once a process
   int cpu_threads = 0;          // CPU executor threads, 0..1024; 0: one per hardware thread
   bool check_target = true;     // GPU: refuse a package planned for another GPU or worker
 };

@@ -78,6 +78,7 @@ class Server {
     std::vector<int> window(tokens_.begin() + first, tokens_.begin() + last);
     std::vector<double> ms;
     for (int r = 0; r < reps; ++r) ms.push_back(Window(window, first) / window.size());
+    if (first == 0) filled_ = last;  // position 0 starts a new request: the rows after the window are gone
     return {{"context", context}, {"window", {first + 1, last}}, {"ms_per_token", ms}};
   }
 

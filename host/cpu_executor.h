@@ -33,10 +33,10 @@ class CpuExecutor : public Executor {
 
   // Runs every wave for input `token` at position `pos` (0 <= pos < max_context), appending
   // its K/V rows to the cache. With `logits` false the LM_HEAD wave is skipped (prompt
-  // positions whose prediction nobody reads). Positions come in order from 0 (KvHistory):
-  // attention at `pos` reads the rows of every earlier position, so a `pos` past the rows held
-  // throws Error; an earlier one goes back and rewrites the cache from there, in the same
-  // request (position 0 starts a new one).
+  // positions whose prediction nobody reads). Positions come in order from 0, which starts a
+  // new request (KvHistory): attention at `pos` reads the rows of every earlier position, so a
+  // `pos` that skips a position throws Error; an earlier one goes back (another token there
+  // rewrites the cache from there, the same token keeps the rows after it).
   void Step(int token, int pos, bool logits) override;
 
   // After a Step with logits: the greedy token, or kCandidateNonFinite.

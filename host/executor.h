@@ -30,8 +30,8 @@ class Executor {
   virtual ~Executor() = default;
   virtual std::string name() const = 0;
   // Runs input `token` at position `pos`; with `logits` false the LM_HEAD wave is skipped.
-  // Positions come in order: one past the rows the cache holds throws Error (KvHistory,
-  // host/generate.h); an earlier one goes back and rewrites the cache from there.
+  // Positions come in order from 0, which starts a new request: one that skips a position throws
+  // Error; an earlier one goes back (KvHistory, host/generate.h).
   virtual void Step(int token, int pos, bool logits) = 0;
   // After a Step with logits: the greedy token, or kCandidateNonFinite.
   virtual int32_t Select() = 0;

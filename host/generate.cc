@@ -63,7 +63,11 @@ void KvHistory::Begin(int start, const int* tokens, int n) {
     throw Error("position " + std::to_string(start) + " skips position" + (start - next > 1 ? "s " : " ") +
                 std::to_string(next) + (start - next > 1 ? "-" + std::to_string(start - 1) : "") +
                 ", which attention there would read: step positions in order from 0 (" + std::to_string(next) +
-                " continues; an earlier one goes back and rewrites the cache from there)");
+                " continues; an earlier one goes back, and 0 starts a new request)");
+  }
+  if (start == 0) {  // a new request
+    tokens_.clear();
+    return;
   }
   for (int i = 0; i < n && start + i < next; ++i) {
     if (tokens_[start + i] != tokens[i]) {
@@ -76,9 +80,28 @@ void KvHistory::Begin(int start, const int* tokens, int n) {
 void KvHistory::Done(int start, const int* tokens, int n) {
   if (start > held()) throw Error("KvHistory::Done: position " + std::to_string(start) + " was not begun");
   for (int i = 0; i < n; ++i) {
-    if (start + i < held()) tokens_[start + i] = tokens[i];
-    else tokens_.push_back(tokens[i]);
+    if (start + i < held() && tokens_[start + i] != tokens[i]) tokens_.resize(start + i);  // Begin dropped them
+    if (start + i == held()) tokens_.push_back(tokens[i]);
   }
+}
+
+std::vector<int> FedTokens(const std::vector<int32_t>& forced, int first_logits_step,
+                           const std::vector<int32_t>& chosen, int ran) {
+  if (forced.empty()) throw Error("FedTokens: a launch forces at least its first step's token");
+  std::vector<int> fed(std::max(ran, 0));
+  for (int s = 0; s < ran; ++s) {
+    const int k = s - 1 - first_logits_step;
+    if (s < static_cast<int>(forced.size())) {
+      fed[s] = forced[s];
+    } else if (k < 0) {
+      fed[s] = fed[s - 1];
+    } else if (k < static_cast<int>(chosen.size())) {
+      fed[s] = chosen[k];
+    } else {
+      throw Error("FedTokens: step " + std::to_string(s) + " was fed a token the launch did not record");
+    }
+  }
+  return fed;
 }
 
 void CheckGenerateOptions(const GenerateOptions& options) {

@@ -4,6 +4,7 @@
 // with the token's position as the draw counter (reproducible for a given seed).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -35,19 +36,21 @@ void CheckStep(const Package& pkg, int token, int pos);
 
 // Which positions' K/V cache rows belong to the sequence an executor is stepping. A step at
 // position pos attends over the rows of positions [0, pos], so it may run only when the rows
-// [0, pos) hold this sequence: Executor::Step at a position past them would read rows no step
-// wrote (silently wrong logits). Rewriting a position with a different token makes the rows
-// after it stale; rewriting it with the token it holds writes the same bits (the executors are
-// deterministic), so the rows after it stay (the benchmark's windows re-run positions this way).
-// One rule for the CPU and GPU executors.
+// [0, pos) hold this sequence: Executor::Step at a position greater than the number of rows
+// held (one that skips a position) would read rows no step wrote (silently wrong logits).
+// Position 0 starts a new request: every row is dropped (the executors clear the request's
+// out-of-range-residual mark there too). At a later position, rewriting it with a different
+// token makes the rows after it stale; rewriting it with the token it holds writes the same bits
+// (the executors are deterministic), so the rows after it stay (the benchmark's windows re-run
+// positions this way). One rule for the CPU and GPU executors.
 class KvHistory {
  public:
   // Before a run of tokens[0..n) at positions start..start + n - 1: throws Error (naming the
-  // skipped positions and what to do) when start is past the rows held; drops the rows from
-  // the first position whose token differs.
+  // skipped positions and what to do) when start is greater than held(); drops every row when
+  // start is 0, else the rows from the first position whose token differs.
   void Begin(int start, const int* tokens, int n);
   // After that run succeeded (or after the part of it that surely ran): the rows of
-  // start..start + n - 1 hold tokens[0..n).
+  // start..start + n - 1 hold tokens[0..n) (a differing token there drops the rows after it).
   void Done(int start, const int* tokens, int n);
   // Forgets the rows of positions from `pos` on (a run will feed them tokens not known yet).
   void DropFrom(int pos) {
@@ -59,6 +62,15 @@ class KvHistory {
  private:
   std::vector<int> tokens_;  // tokens_[p]: the token whose K/V row position p holds
 };
+
+// The tokens a GPU launch fed to its first `ran` steps (cuda/worker.cu's step loop): step s < the
+// number of forced tokens takes forced[s]; a later step takes the token step s - 1 chose, which is
+// chosen[s - 1 - first_logits_step] (the launch's recorded tokens, one per step from
+// first_logits_step on); a later step before first_logits_step takes its predecessor's token
+// again. forced holds at least one token. Throws Error when a step needs a chosen token past
+// `chosen`.
+std::vector<int> FedTokens(const std::vector<int32_t>& forced, int first_logits_step,
+                           const std::vector<int32_t>& chosen, int ran);
 
 // The checks of `options` that depend on no prompt or package: max_new_tokens at least 1,
 // and CheckSamplingOptions. Throws Error.

@@ -274,9 +274,9 @@ int32_t GpuExecutor::Run(const Launch& launch, const std::function<bool(int32_t)
   // tokens are known now; a step past them feeds a token the launch chooses, so the rows from
   // there on are dropped. Every launch forces its first step's token.
   if (launch.forced.empty()) throw Error("GpuExecutor::Run: a launch without a forced first token");
-  const std::vector<int> forced(launch.forced.begin(), launch.forced.end());
-  kv_.Begin(launch.start_pos, forced.data(), static_cast<int>(forced.size()));
-  if (launch.n_steps > static_cast<int>(forced.size())) kv_.DropFrom(launch.start_pos + static_cast<int>(forced.size()));
+  const int n_forced = static_cast<int>(launch.forced.size());
+  kv_.Begin(launch.start_pos, launch.forced.data(), n_forced);
+  if (launch.n_steps > n_forced) kv_.DropFrom(launch.start_pos + n_forced);
   WorkerParams p = params_;
   p.start_pos = launch.start_pos;
   p.n_steps = launch.n_steps;
@@ -340,18 +340,19 @@ int32_t GpuExecutor::Run(const Launch& launch, const std::function<bool(int32_t)
     throw Error("the worker ended without a valid status (status " + std::to_string(status) + ", count " +
                 std::to_string(count) + ", streamed " + std::to_string(delivered) + ")");
   }
-  *recorded = count;
-  // The steps surely run: all of them, or up to the one that chose the last recorded token.
-  // Step s fed forced[s], or past the forced ones the token step s - 1 chose (slot
-  // s - 1 - first_logits_step), or a non-logits step's token again (cuda/worker.cu).
-  const int ran = status == kStatusDone ? launch.n_steps : std::min(launch.n_steps, launch.first_logits_step + count);
-  std::vector<int> fed(ran);
-  for (int s = 0; s < ran; ++s) {
-    const int slot = s - 1 - launch.first_logits_step;
-    fed[s] = s < static_cast<int>(forced.size()) ? forced[s]
-             : slot >= 0                         ? static_cast<int>(slots_[slot] & 0xFFFFFFFFu)
-                                                 : fed[s - 1];
+  if ((status == kStatusStopToken || status == kStatusCancelled) && count == 0) {
+    throw Error("the worker ended with status " + std::to_string(status) + " before recording a token");
   }
+  *recorded = count;
+  // The steps that ran whole (cuda/worker.cu): all of them; or up to the one that chose the
+  // last recorded token (a stop token, a cancel); or the one after it, whose logits were not
+  // finite (every wave ran, its K/V rows written, as the CPU executor's Step records them).
+  const int ran = status == kStatusDone        ? launch.n_steps
+                  : status == kStatusNonFinite ? std::min(launch.n_steps, launch.first_logits_step + count + 1)
+                                               : std::min(launch.n_steps, launch.first_logits_step + count);
+  std::vector<int32_t> chosen(count);
+  for (int k = 0; k < count; ++k) chosen[k] = static_cast<int32_t>(slots_[k] & 0xFFFFFFFFu);
+  const std::vector<int> fed = FedTokens(launch.forced, launch.first_logits_step, chosen, ran);
   kv_.Done(launch.start_pos, fed.data(), ran);
   return status;
 }

@@ -32,7 +32,8 @@ TEST(KvHistory, RefusesAPositionPastTheRowsHeld) {
   RunAt(kv, 0, {5, 6, 7});
   EXPECT_EQ(kv.held(), 3);
   EXPECT_NE(ErrorOf(kv, 5, {1}).find("position 5 skips positions 3-4, "), std::string::npos);
-  EXPECT_NE(ErrorOf(kv, 5, {1}).find("(3 continues; an earlier one goes back"), std::string::npos);
+  EXPECT_NE(ErrorOf(kv, 5, {1}).find("(3 continues; an earlier one goes back, and 0 starts a new request)"),
+            std::string::npos);
   EXPECT_EQ(kv.held(), 3);  // a refused run changes nothing
   RunAt(kv, 3, {8});
   EXPECT_EQ(kv.held(), 4);
@@ -59,6 +60,22 @@ TEST(KvHistory, AnotherTokenDropsTheRowsAfterIt) {
   EXPECT_EQ(kv.held(), 1);
 }
 
+TEST(KvHistory, PositionZeroStartsANewRequest) {
+  KvHistory kv;
+  RunAt(kv, 0, {5, 6, 7, 8});
+  RunAt(kv, 0, {5});  // the same token, but a new request (the executors clear its marks there)
+  EXPECT_EQ(kv.held(), 1);
+  EXPECT_NE(ErrorOf(kv, 2, {7}).find("position 2 skips position 1,"), std::string::npos);
+}
+
+TEST(KvHistory, DoneDropsTheRowsAfterADifferentToken) {
+  KvHistory kv;
+  RunAt(kv, 0, {5, 6, 7, 8});
+  const int other = 9;
+  kv.Done(1, &other, 1);  // without Begin: still no stale row kept
+  EXPECT_EQ(kv.held(), 2);
+}
+
 TEST(KvHistory, DropFromAndDoneOfPartOfARun) {
   KvHistory kv;
   RunAt(kv, 0, {5, 6, 7, 8});
@@ -70,6 +87,27 @@ TEST(KvHistory, DropFromAndDoneOfPartOfARun) {
   kv.Done(1, ran.data(), 3);
   EXPECT_EQ(kv.held(), 4);
   EXPECT_THROW(kv.Done(6, ran.data(), 1), Error);
+}
+
+// FedTokens against cuda/worker.cu's step loop: forced tokens first, then each step takes the
+// token the step before it chose.
+TEST(FedTokens, PromptGenerationAndStepLaunches) {
+  // A prompt launch: every step forced, the last one with logits.
+  EXPECT_EQ(FedTokens({1, 2, 3}, 2, {40}, 3), (std::vector<int>{1, 2, 3}));
+  // A generation launch: one forced token, logits at every step; step s takes chosen[s - 1].
+  EXPECT_EQ(FedTokens({7}, 0, {40, 41, 42, 43}, 4), (std::vector<int>{7, 40, 41, 42}));
+  // Stopped after two tokens: the two steps that chose them ran.
+  EXPECT_EQ(FedTokens({7}, 0, {40, 41}, 2), (std::vector<int>{7, 40}));
+  // A non-finite logit at the third step: it ran too (Run counts count + 1 steps).
+  EXPECT_EQ(FedTokens({7}, 0, {40, 41}, 3), (std::vector<int>{7, 40, 41}));
+  // Steps past the forced ones before the first logits step take their predecessor's token.
+  EXPECT_EQ(FedTokens({7}, 2, {40}, 4), (std::vector<int>{7, 7, 7, 40}));
+  EXPECT_EQ(FedTokens({7}, 0, {}, 0), std::vector<int>{});
+}
+
+TEST(FedTokens, RefusesWhatTheLaunchDidNotRecord) {
+  EXPECT_THROW(FedTokens({}, 0, {40}, 1), Error);
+  EXPECT_THROW(FedTokens({7}, 0, {40}, 3), Error);  // step 2 needs chosen[1]
 }
 
 }  // namespace

@@ -90,12 +90,13 @@ T CastOr(const py::handle& h, const std::string& what) {
   }
 }
 
-// `h` as a bool when it is True or False, else a TypeError naming `what`: pybind11's own bool
-// conversion takes None, numbers and any object with __bool__, so check_target=None would have
-// turned the target check off without a word.
+// `h` as a bool when it is True or False (numpy's too, as .noconvert() arguments take them),
+// else a TypeError naming `what`: pybind11's converting bool takes None and numbers, so
+// check_target=None would have turned the target check off without a word.
 bool StrictBool(const py::handle& h, const std::string& what) {
-  if (!py::isinstance<py::bool_>(h)) throw py::type_error(what + " must be True or False, not " + Shown(h));
-  return h.cast<bool>();
+  py::detail::make_caster<bool> caster;
+  if (!caster.load(h, /*convert=*/false)) throw py::type_error(what + " must be True or False, not " + Shown(h));
+  return py::detail::cast_op<bool>(caster);
 }
 
 // The public API (host/api.h) for Python: the same Engine, Request and Result.
@@ -240,8 +241,9 @@ PYBIND11_MODULE(_tileinfer, m) {
       .def(py::init<const std::string&, int>(), py::arg("path"), py::arg("threads") = 0)
       .def("step", &CpuSession::Step, py::arg("token"), py::arg("pos"), py::arg("logits").noconvert() = true,
            "Runs input `token` at position `pos` (appends to the K/V cache). Positions come in order "
-           "from 0; an earlier one goes back and rewrites the cache from there, in the same request "
-           "(position 0 starts a new one); one that skips a position raises Error.")
+           "from 0 (which starts a new request); an earlier one goes back: another token there "
+           "rewrites the cache from there, the same token keeps the positions after it; one that "
+           "skips a position raises Error.")
       .def("select", &CpuSession::Select, "Greedy token after a step with logits (-1: non-finite).")
       .def("logits", &CpuSession::Logits, "FP32 logits (vocab,) of the last step with logits.")
       .def("generate", &CpuSession::Generate, py::arg("prompt"), py::arg("max_new_tokens"),

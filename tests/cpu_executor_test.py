@@ -217,6 +217,12 @@ def test_residual_out_of_fixed_point_range_stops_the_request(tmp_path):
     assert np.all(np.isfinite(session.logits()))
     session.step(2, 1, True)
     assert session.select() == -1
+    # Position 0 again with its token clears the mark, so it must not keep the later rows,
+    # which the clamped residual wrote: position 2 then skips position 1.
+    session.step(3, 2, True)
+    session.step(5, 0, True)
+    with pytest.raises(RuntimeError, match="position 2 skips position 1,"):
+        session.step(3, 2, True)
 
 
 def test_step_rejects_bad_token_and_position(tmp_path):
@@ -235,14 +241,15 @@ def test_step_rejects_bad_token_and_position(tmp_path):
 def test_step_refuses_a_skipped_position(tmp_path):
     """A step reads the K/V rows of every earlier position: one that skips a position raises
     (it would attend over rows no step wrote); going back with another token rewrites the
-    cache from there; going back with the same token keeps the rows after it."""
+    cache from there; going back with the same token keeps the rows after it, bit for bit;
+    position 0 starts a new request."""
     _, pkg = build(tmp_path, "gqa_9x3_odd_sizes")
     session = _tileinfer.CpuSession(pkg, threads=2)
     with pytest.raises(RuntimeError, match=r"position 1 skips position 0, .*\(0 continues"):
         session.step(3, 1, True)
     session.step(3, 0, True)
     session.step(4, 1, True)
-    with pytest.raises(RuntimeError, match=r"skips positions 2-4, .*\(2 continues; an earlier"):
+    with pytest.raises(RuntimeError, match=r"skips positions 2-4, .*\(2 continues; an earlier one goes back, and 0 "):
         session.step(5, 5, True)
     session.step(7, 1, True)  # back to 1: the same bits as a session that stepped 3, 7
     fresh = _tileinfer.CpuSession(pkg, threads=2)
@@ -255,10 +262,17 @@ def test_step_refuses_a_skipped_position(tmp_path):
         session.step(new[-1], 7, True)
     session.step(new[-1], 6, True)
     # Positions re-run with the tokens they hold keep the rows after them (the same bits):
-    # the benchmark's repeated windows; position 7 follows.
-    session.step(1, 0, True)
+    # the benchmark's repeated windows; position 7 follows, as after a straight run.
     session.step(2, 1, True)
+    session.step(3, 2, True)
     session.step(new[0], 7, True)
+    straight = _tileinfer.CpuSession(pkg, threads=2)
+    for pos, token in enumerate([1, 2, 3] + new + [new[0]]):
+        straight.step(token, pos, True)
+    assert session.logits().tobytes() == straight.logits().tobytes()
+    session.step(1, 0, True)  # position 0 starts a new request, even with the same token
+    with pytest.raises(RuntimeError, match="position 2 skips position 1,"):
+        session.step(3, 2, True)
 
 
 if __name__ == "__main__":

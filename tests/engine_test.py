@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 
+import numpy as np
 import pytest
 
 from host import _tileinfer
@@ -215,15 +216,21 @@ def test_argument_types_are_named(smol, kwargs, needle):
 
 
 def test_flags_take_only_true_or_false(smol, smol_pkg):
-    """pybind11 would read None, 0 or "no" as False: check_target=None would turn the target
-    check off without a word."""
+    """pybind11's converting bool reads None and 0 as False: check_target=None would turn the
+    target check off without a word. True and False (numpy's too) are taken."""
     for value, shown in ((None, r"None \(NoneType\)"), (0, r"0 \(int\)"), ("no", r"'no' \(str\)")):
         with pytest.raises(TypeError, match=r"stop_at_eos must be True or False, not " + shown):
             smol.generate(prompt_ids=[1], max_new_tokens=2, stop_at_eos=value)
-    pkg = smol_pkg
     with pytest.raises(TypeError, match=r"check_target must be True or False, not None \(NoneType\)"):
-        _tileinfer.Engine(pkg, device="cpu", check_target=None)
-    assert _tileinfer.Engine(pkg, device="cpu", check_target=False).vocab_size == smol.vocab_size
+        _tileinfer.Engine(smol_pkg, device="cpu", check_target=None)
+    assert _tileinfer.Engine(smol_pkg, device="cpu", check_target=False).vocab_size == smol.vocab_size
+    assert smol.generate(prompt_ids=[1], max_new_tokens=2, stop_at_eos=np.False_)["tokens"]
+    session, tokenizer = _tileinfer.CpuSession(smol_pkg, 1), _tileinfer.Tokenizer(smol_pkg)
+    with pytest.raises(TypeError):
+        session.step(1, 0, None)
+    with pytest.raises(TypeError):
+        tokenizer.encode("x", None)
+    session.step(1, 0, np.True_)
 
 
 def test_device_auto_says_no_gpu_once_a_process(smol_pkg):
