@@ -80,7 +80,7 @@ void KvHistory::Begin(int start, const int* tokens, int n) {
 void KvHistory::Done(int start, const int* tokens, int n) {
   if (start > held()) throw Error("KvHistory::Done: position " + std::to_string(start) + " was not begun");
   for (int i = 0; i < n; ++i) {
-    if (start + i < held() && tokens_[start + i] != tokens[i]) tokens_.resize(start + i);  // Begin dropped them
+    if (start + i < held() && tokens_[start + i] != tokens[i]) tokens_.resize(start + i);  // stale after it
     if (start + i == held()) tokens_.push_back(tokens[i]);
   }
 }
