@@ -304,14 +304,15 @@ int32_t GpuExecutor::Run(const Launch& launch, const std::function<bool(int32_t)
   if (!err.empty()) throw Error(err);
   CUDA_CHECK(cudaEventRecord(stop));
   // Stream: deliver each slot as soon as it is complete (StreamSlot), until the launch ends.
-  int delivered = 0;
+  std::vector<int32_t> chosen;  // the tokens the worker chose, in its order (FedTokens reads them too)
+  chosen.reserve(launch.n_steps);
   bool wanted = true;
   auto poll = [&] {
-    while (delivered < launch.n_steps) {
-      const unsigned long long slot = slots_[delivered];
-      if ((slot >> 32) != static_cast<unsigned long long>(delivered) + 1) break;
-      ++delivered;
-      if (wanted && !deliver(static_cast<int32_t>(slot & 0xFFFFFFFFu))) {
+    while (static_cast<int>(chosen.size()) < launch.n_steps) {
+      const unsigned long long slot = slots_[chosen.size()];
+      if ((slot >> 32) != static_cast<unsigned long long>(chosen.size()) + 1) break;
+      chosen.push_back(static_cast<int32_t>(slot & 0xFFFFFFFFu));
+      if (wanted && !deliver(chosen.back())) {
         wanted = false;
         *cancel_ = 1;  // the worker ends after the step it is in
       }
@@ -336,9 +337,9 @@ int32_t GpuExecutor::Run(const Launch& launch, const std::function<bool(int32_t)
   int32_t count = 0, status = 0;
   CUDA_CHECK(cudaMemcpy(&count, p.out_count, 4, cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaMemcpy(&status, p.out_status, 4, cudaMemcpyDeviceToHost));
-  if (status == kStatusRunning || count < 0 || count > launch.n_steps || count != delivered) {
+  if (status == kStatusRunning || count < 0 || count > launch.n_steps || count != static_cast<int>(chosen.size())) {
     throw Error("the worker ended without a valid status (status " + std::to_string(status) + ", count " +
-                std::to_string(count) + ", streamed " + std::to_string(delivered) + ")");
+                std::to_string(count) + ", streamed " + std::to_string(chosen.size()) + ")");
   }
   if ((status == kStatusStopToken || status == kStatusCancelled) && count == 0) {
     throw Error("the worker ended with status " + std::to_string(status) + " before recording a token");
@@ -350,8 +351,6 @@ int32_t GpuExecutor::Run(const Launch& launch, const std::function<bool(int32_t)
   const int ran = status == kStatusDone        ? launch.n_steps
                   : status == kStatusNonFinite ? std::min(launch.n_steps, launch.first_logits_step + count + 1)
                                                : std::min(launch.n_steps, launch.first_logits_step + count);
-  std::vector<int32_t> chosen(count);
-  for (int k = 0; k < count; ++k) chosen[k] = static_cast<int32_t>(slots_[k] & 0xFFFFFFFFu);
   const std::vector<int> fed = FedTokens(launch.forced, launch.first_logits_step, chosen, ran);
   kv_.Done(launch.start_pos, fed.data(), ran);
   return status;
