@@ -4,6 +4,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <pybind11/typing.h>
 
 #include <chrono>
 #include <exception>
@@ -93,16 +94,31 @@ T CastOr(const py::handle& h, const std::string& what) {
 // `h` as a bool when it is True or False (numpy's too, as .noconvert() arguments take them),
 // else a TypeError naming `what`: pybind11's converting bool takes None and numbers, so
 // check_target=None would have turned the target check off without a word.
-bool StrictBool(const py::handle& h, const std::string& what) {
+// `h` as a bool in *out when it is True or False (numpy's too); false for anything else.
+bool LoadBool(const py::handle& h, bool* out) {
   py::detail::make_caster<bool> caster;
-  if (!caster.load(h, /*convert=*/false)) throw py::type_error(what + " must be True or False, not " + Shown(h));
-  return py::detail::cast_op<bool>(caster);
+  if (!caster.load(h, /*convert=*/false)) return false;
+  *out = py::detail::cast_op<bool>(caster);
+  return true;
 }
+bool StrictBool(const py::handle& h, const std::string& what) {
+  bool value = false;
+  if (!LoadBool(h, &value)) throw py::type_error(what + " must be True or False, not " + Shown(h));
+  return value;
+}
+
+// Argument types for the signatures help() shows; each takes any object, which the
+// function then checks itself, with a message naming the argument.
+using BoolArg = py::typing::Union<py::bool_>;  // shown as bool; checked by StrictBool
+using OptionalStr = py::typing::Optional<py::str>;
+using OptionalIds = py::typing::Optional<py::typing::List<int>>;
+using OptionalChat = py::typing::Optional<py::typing::List<py::typing::Dict<py::str, py::str>>>;
+using OptionalOnToken = py::typing::Optional<py::typing::Callable<py::typing::Optional<bool>(int, py::bytes)>>;
 
 // The public API (host/api.h) for Python: the same Engine, Request and Result.
 class PyEngine {
  public:
-  PyEngine(const std::string& path, const std::string& device, int cpu_threads, const py::object& check_target) {
+  PyEngine(const std::string& path, const std::string& device, int cpu_threads, const BoolArg& check_target) {
     api::EngineOptions o;
     o.device = device;
     o.cpu_threads = cpu_threads;
@@ -110,9 +126,9 @@ class PyEngine {
     Check(api::Engine::Open(path, o, &engine_));
   }
 
-  py::dict Generate(const py::object& prompt, const py::object& prompt_ids, const py::object& chat,
+  py::dict Generate(const OptionalStr& prompt, const OptionalIds& prompt_ids, const OptionalChat& chat,
                     int max_new_tokens, float temperature, int top_k, float top_p, uint64_t seed,
-                    const std::string& stop, const py::object& stop_at_eos, const py::object& on_token) {
+                    const std::string& stop, const BoolArg& stop_at_eos, const OptionalOnToken& on_token) {
     api::Request r;
     if (!prompt.is_none()) r.prompt = CastOr<std::string>(prompt, "prompt must be a str");
     if (!prompt_ids.is_none()) {
@@ -156,11 +172,11 @@ class PyEngine {
         py::gil_scoped_acquire gil;
         try {
           const py::object go_on = on_token(id, py::bytes(piece));
-          if (go_on.is_none()) return true;
-          if (!py::isinstance<py::bool_>(go_on)) {
+          bool value = true;
+          if (!go_on.is_none() && !LoadBool(go_on, &value)) {
             throw py::type_error("on_token must return True (go on), False (stop) or None, not " + Shown(go_on));
           }
-          return go_on.cast<bool>();
+          return value;
         } catch (...) {
           callback_error = std::current_exception();
           return false;
@@ -223,7 +239,7 @@ PYBIND11_MODULE(_tileinfer, m) {
   py::class_<PyEngine>(m, "Engine",
                        "A package opened with the public API (host/api.h): generation on the GPU when "
                        "usable and planned for, else on the CPU.")
-      .def(py::init<const std::string&, const std::string&, int, const py::object&>(), py::arg("path"),
+      .def(py::init<const std::string&, const std::string&, int, const BoolArg&>(), py::arg("path"),
            py::arg("device") = "auto", py::arg("cpu_threads") = 0, py::arg("check_target") = py::bool_(true))
       .def("generate", &PyEngine::Generate, py::kw_only(), py::arg("prompt") = py::none(),
            py::arg("prompt_ids") = py::none(), py::arg("chat") = py::none(), py::arg("max_new_tokens") = 32,

@@ -231,6 +231,22 @@ def test_flags_take_only_true_or_false(smol, smol_pkg):
     with pytest.raises(TypeError):
         tokenizer.encode("x", None)
     session.step(1, 0, np.True_)
+    # on_token's answer follows the same rule: numpy's False stops, 0 is refused.
+    streamed = []
+    r = smol.generate(prompt="Hello", max_new_tokens=8, stop_at_eos=False,
+                      on_token=lambda i, p: streamed.append(i) or np.False_)
+    assert not r["stopped"] and len(r["tokens"]) == len(streamed) == 1, r  # stopped by the callback
+    with pytest.raises(TypeError, match=r"on_token must return True .*not 0 \(int\)"):
+        smol.generate(prompt="Hello", max_new_tokens=4, on_token=lambda i, p: 0)
+
+
+def test_signatures_name_the_types():
+    """help() shows what each argument takes, not `object`."""
+    init, generate = _tileinfer.Engine.__init__.__doc__, _tileinfer.Engine.generate.__doc__
+    assert "check_target: bool = True" in init, init
+    for needle in ("prompt: str | None", "chat: list[dict[str, str]] | None", "stop_at_eos: bool = True",
+                   "on_token: collections.abc.Callable[", "bool | None] | None = None"):
+        assert needle in generate, (needle, generate)
 
 
 def test_device_auto_says_no_gpu_once_a_process(smol_pkg):
