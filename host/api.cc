@@ -197,6 +197,14 @@ Status Engine::Encode(const std::string& text, std::vector<int>* ids) const {
   return Guard([&] { *ids = impl_->tokenizer->Encode(text, true); });
 }
 
+Status Engine::ChatPromptIds(const std::vector<Message>& chat, std::vector<int>* ids) const {
+  return Guard([&] {
+    Request request;
+    request.chat = chat;
+    *ids = impl_->PromptIds(request);
+  });
+}
+
 std::string Engine::executor_name() const { return impl_->exec->name(); }
 int Engine::vocab_size() const { return impl_->pkg->model().vocab; }
 int Engine::max_context() const { return impl_->pkg->plan().max_context; }

@@ -98,6 +98,10 @@ class Engine {
   Status Decode(const std::vector<int>& ids, std::string* text) const;
   // Ids of text (special tokens parsed; no BOS added).
   Status Encode(const std::string& text, std::vector<int>* ids) const;
+  // The prompt ids Generate takes for a Request whose chat is `chat`: the conversation in the
+  // model's chat template, an assistant turn opened, BOS once. An error when the package has no
+  // chat format, a role is unknown, a message's text is not UTF-8 or `chat` is empty.
+  Status ChatPromptIds(const std::vector<Message>& chat, std::vector<int>* ids) const;
 
   // "CPU executor (N threads)" or "GPU <name> (...)".
   std::string executor_name() const;

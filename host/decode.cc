@@ -4,8 +4,10 @@
 // Everything goes through the public API (host/api.h), as an embedding program would.
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -53,6 +55,20 @@ std::string Ids(const std::vector<int>& ids) {
   return out;
 }
 
+// Text as it is, NUL bytes included (a token's piece may hold one; %s would cut it there).
+void PrintBytes(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+
+// Flushes stdout; a failed write (a full disk, a closed stdout or pipe) is an error, so that a
+// script never takes a cut-off output with exit status 0 for a whole one.
+void FlushStdout() {
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+    const int e = errno;
+    throw Error(std::string("cannot write the output to stdout (") + (e != 0 ? std::strerror(e) : "write error") +
+                "): free space on its disk, or give it a writable file or pipe");
+  }
+}
+
 void PrintTimes(const api::Result& r) {
   const int decoded = static_cast<int>(r.tokens.size()) - 1;
   std::printf("prompt: %zu tokens in %.1f ms; decode: %d tokens in %.1f ms (%.2f ms/token, %.1f tokens/s)%s\n",
@@ -93,20 +109,31 @@ int Run() {
   Ok(api::Engine::Open(UserPath(FLAGS_package), eo, &engine));
   std::fprintf(stderr, "Package %s: running on the %s.\n", FLAGS_package.c_str(), engine->executor_name().c_str());
   auto stream = [](int, const std::string& piece) {
-    std::printf("%s", piece.c_str());
-    std::fflush(stdout);
-    return true;
+    PrintBytes(piece);
+    return std::fflush(stdout) == 0;  // a failed write stops the request; FlushStdout then says why
   };
 
   if (FLAGS_chat) {
     if (!FLAGS_system.empty()) request.chat.push_back({"system", FLAGS_system});
+    {  // the chat format and the system message, checked before a turn is read
+      std::vector<api::Message> probe = request.chat;
+      probe.push_back({"user", "hi"});
+      std::vector<int> ids;
+      Ok(engine->ChatPromptIds(probe, &ids));
+    }
     std::fprintf(stderr, "Chat: one line per turn; an empty line or end of input ends the chat.\n");
     std::string line;
     // The "> " prompt only for a person at a terminal: with piped turns it would land
     // before each answer.
     const bool interactive = isatty(STDIN_FILENO) != 0;
     int failed_turns = 0;
-    while ((interactive && std::fprintf(stderr, "> ")), std::getline(std::cin, line) && !line.empty()) {
+    // A line ends at "\n" or "\r\n" (a file written on Windows): a "\r" alone is an empty line.
+    auto read_turn = [&] {
+      if (!std::getline(std::cin, line)) return false;
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      return !line.empty();
+    };
+    while ((interactive && std::fprintf(stderr, "> ")), read_turn()) {
       request.chat.push_back({"user", line});
       api::Result r;
       bool streamed = false;
@@ -115,15 +142,16 @@ int Run() {
         return stream(id, piece);
       }, &r);
       if (s.ok() || streamed) std::printf("\n");  // ends the answer's line; none for a refused turn
-      if (!s.ok()) {  // say why and go on: the engine serves the next turn
-        std::fprintf(stderr, "error: %s\n", s.message().c_str());
+      FlushStdout();  // a failed write ends the chat, whatever the turn's status
+      if (!s.ok()) {  // say why and go on: the engine serves the next turn, without this one
+        std::fprintf(stderr, "error: %s (this turn is left out of the conversation)\n", s.message().c_str());
         request.chat.pop_back();
         ++failed_turns;
         continue;
       }
       request.chat.push_back({"assistant", r.text});
       PrintTimes(r);
-      std::fflush(stdout);  // before the next "> " on stderr, also when stdout is a pipe
+      FlushStdout();  // before the next "> " on stderr, also when stdout is a pipe
     }
     if (failed_turns > 0) std::fprintf(stderr, "error: %d turn(s) failed (above)\n", failed_turns);
     return failed_turns > 0 ? 1 : 0;
@@ -139,8 +167,10 @@ int Run() {
   std::vector<int> prompt_ids = request.prompt_ids;
   if (prompt_ids.empty()) Ok(engine->Encode(request.prompt, &prompt_ids));
   Ok(engine->Decode(prompt_ids, &prompt_text));
-  std::printf("prompt: %s\n", prompt_text.c_str());
-  std::fflush(stdout);
+  std::printf("prompt: ");
+  PrintBytes(prompt_text);
+  std::printf("\n");
+  FlushStdout();
   // "output: " goes out with the first piece, so that a request refused before any token
   // (its error on stderr) leaves no dangling "output: " on stdout.
   bool output_started = false;
@@ -149,14 +179,17 @@ int Run() {
     output_started = true;
   };
   api::Result r;
-  Ok(engine->Generate(request, [&](int id, const std::string& piece) {
+  const api::Status s = engine->Generate(request, [&](int id, const std::string& piece) {
     start_output();
     return stream(id, piece);
-  }, &r));
+  }, &r);
+  FlushStdout();  // a write that failed stopped the request: that is the error to report
+  Ok(s);
   start_output();
   std::printf("\n");
   std::printf("ids: %s\n", Ids(r.tokens).c_str());
   PrintTimes(r);
+  FlushStdout();
   return 0;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -309,7 +310,11 @@ void Tokenizer::Bpe(const std::string& text, size_t begin, size_t end, std::vect
   for (int k = 0; k < n; ++k) {
     const uint8_t byte = static_cast<uint8_t>(text[begin + k]);
     if (byte_id_[byte] < 0) {
-      throw Error("tokenizer: byte " + std::to_string(byte) + " has no token in this vocabulary");
+      char hex[8];
+      std::snprintf(hex, sizeof(hex), "0x%02x", byte);
+      throw Error("tokenizer: byte " + std::to_string(byte) + " (" + hex +
+                  ") of the text has no token in this vocabulary (Hugging Face tokenizers would drop it "
+                  "without a word): leave that character out of the text, or give the prompt as token ids");
     }
     sym[k] = Symbol{byte_id_[byte], k - 1, k + 1 < n ? k + 1 : -1, true};
   }

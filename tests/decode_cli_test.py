@@ -11,6 +11,9 @@ from planner import main as planner_main
 from tests.reference import tiny_models
 
 
+GOLDEN = "tests/golden/tiny_9x3.tpkg"  # a package whose tokenizer has no token for "\n"
+
+
 def decode_binary():
     """host/decode in the test's runfiles (bazel test), else in bazel-bin (plain pytest)."""
     for path in ("host/decode", "bazel-bin/host/decode"):
@@ -97,6 +100,34 @@ def test_chat_refuses_bad_options_before_reading_and_fails_when_a_turn_fails(pac
     assert "error: 2 turn(s) failed" in err and out == "", out  # no blank line a refused turn
 
 
+def test_chat_takes_windows_line_ends_and_says_a_refused_turn_is_left_out(package):
+    rc, out, err = run(package, "--chat", "--max_new_tokens=2", "--ignore_eos", stdin="hi\r\n\r\nnot read\n")
+    assert rc == 0 and out.count("prompt: ") == 1, (out, err)  # "\r\n" alone is the empty line
+    rc, out, err = run(package, "--chat", "--max_new_tokens=61", stdin="hi\n\n")
+    assert rc == 1 and "(this turn is left out of the conversation)" in err, err
+
+
+def test_a_failed_write_to_stdout_is_an_error():
+    """A full disk must not give a cut-off output with exit status 0."""
+    if not os.path.exists("/dev/full"):
+        pytest.fail("this test needs /dev/full (Linux)")
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([decode_binary(), f"--package={GOLDEN}", "--device=cpu", "--prompt_ids=3,4",
+                            "--max_new_tokens=3"], stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert p.returncode == 1 and "cannot write the output to stdout (No space left on device)" in p.stderr, p.stderr
+
+
+def test_text_with_a_nul_byte_is_printed_whole(package):
+    # The tiny tokenizer's byte symbols: ids 3-97 are bytes 32-126, then bytes 0, 1, ...: id 98 is NUL.
+    rc, out, err = run(package, "--prompt_ids=4,98,5", "--max_new_tokens=1")
+    assert rc == 0 and out.splitlines()[0] == "prompt: !\0\"", (out, err)
+
+
+def test_a_chat_the_package_cannot_encode_fails_before_a_turn_is_read():
+    rc, out, err = run(GOLDEN, "--chat", stdin="hi\n")  # its chat template has "\n"s
+    assert rc == 1 and "byte 10 (0x0a) of the text has no token" in err and "Chat:" not in err, err
+
+
 @pytest.mark.parametrize("flags, message", [
     (["--prompt_ids=3,7,"], "'' is not an integer; give comma-separated integers, no empty items"),
     (["--prompt_ids=3,,7"], "'' is not an integer"),
@@ -126,6 +157,8 @@ def test_a_package_without_a_tokenizer_takes_ids(tmp_path):
     assert len(out.splitlines()[2].removeprefix("ids: ").split(",")) == 3, out
     rc, out, err = run(pkg, "--prompt=hi")
     assert rc != 0 and "this package has no tokenizer" in err and "token ids" in err, err
+    rc, out, err = run(pkg, "--chat", stdin="hi\n")
+    assert rc == 1 and "this package has no chat format" in err and "Chat:" not in err, err
 
 
 def test_ids_beyond_the_tokenizer_but_inside_the_model_have_no_text(tmp_path):
