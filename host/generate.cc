@@ -15,8 +15,9 @@ std::vector<int> ParseIntList(const std::string& text, const std::string& what) 
   for (size_t at = 0;;) {  // every item, the empty ones of "1,,2" or "1,2," too
     const size_t comma = std::min(text.find(',', at), text.size());
     std::string item = text.substr(at, comma - at);
-    item.erase(0, item.find_first_not_of(' '));  // spaces around an item are fine: "1, 2"
-    item.erase(item.find_last_not_of(' ') + 1);
+    const char* const blank = " \t\r\n";  // blanks around an item are fine: "1, 2", a pasted column
+    item.erase(0, item.find_first_not_of(blank));
+    item.erase(item.find_last_not_of(blank) + 1);
     const size_t digits = item.size() - (!item.empty() && item[0] == '-');
     if (digits == 0 || item.find_first_not_of("0123456789", item.size() - digits) != std::string::npos) {
       throw Error(what + ": '" + item + "' is not an integer; give comma-separated integers, "

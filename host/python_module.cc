@@ -30,9 +30,16 @@ class CpuSession {
   CpuSession(const std::string& path, int threads)
       : pkg_(Package::Open(path)), validated_((ValidatePlan(*pkg_), true)), exec_(*pkg_, threads),
         tokenizer_(Tokenizer::FromJson(pkg_->tokenizer_json())) {}
-  void Step(int token, int pos, bool logits) { exec_.Step(token, pos, logits); }
-  int Select() { return exec_.Select(); }
+  void Step(int token, int pos, bool logits) {
+    exec_.Step(token, pos, logits);
+    have_logits_ |= logits;
+  }
+  int Select() {
+    CheckHaveLogits("select");
+    return exec_.Select();
+  }
   py::array_t<float> Logits() {
+    CheckHaveLogits("logits");
     const std::vector<float> l = exec_.Logits();
     py::array_t<float> out(static_cast<py::ssize_t>(l.size()));
     std::copy(l.begin(), l.end(), out.mutable_data());
@@ -51,6 +58,11 @@ class CpuSession {
   const Package& package() const { return *pkg_; }
 
  private:
+  // Before any step with logits the buffer holds no logits (NaN): an error, not a row of NaN.
+  void CheckHaveLogits(const char* what) const {
+    if (!have_logits_) throw Error(std::string(what) + "(): no step with logits has run yet: call step(token, pos) first");
+  }
+  bool have_logits_ = false;
   std::unique_ptr<Package> pkg_;
   bool validated_;
   CpuExecutor exec_;
@@ -260,8 +272,8 @@ PYBIND11_MODULE(_tileinfer, m) {
            "from 0 (which starts a new request); an earlier one goes back: another token there "
            "rewrites the cache from there, the same token keeps the positions after it; one that "
            "skips a position raises Error.")
-      .def("select", &CpuSession::Select, "Greedy token after a step with logits (-1: non-finite).")
-      .def("logits", &CpuSession::Logits, "FP32 logits (vocab,) of the last step with logits.")
+      .def("select", &CpuSession::Select, "Greedy token after a step with logits (-1: non-finite); before any, an error.")
+      .def("logits", &CpuSession::Logits, "FP32 logits (vocab,) of the last step with logits; before any, an error.")
       .def("generate", &CpuSession::Generate, py::arg("prompt"), py::arg("max_new_tokens"),
            py::arg("stop_at_eos").noconvert() = true, "Greedy generation from position 0; returns new ids.")
       .def("decode", [](const CpuSession& s, const std::vector<int>& ids) { return Utf8Text(s.Decode(ids)); },

@@ -228,6 +228,9 @@ def test_residual_out_of_fixed_point_range_stops_the_request(tmp_path):
 def test_step_rejects_bad_token_and_position(tmp_path):
     _, pkg = build(tmp_path, "mqa_6x1_hd12", max_context=8)
     session = _tileinfer.CpuSession(pkg, threads=1)
+    for call in (session.logits, session.select):  # nothing to read yet: an error, not NaN or -1
+        with pytest.raises(RuntimeError, match=r"no step with logits has run yet: call step\(token, pos\) first"):
+            call()
     with pytest.raises(RuntimeError, match="outside the vocabulary"):
         session.step(10_000, 0, True)
     with pytest.raises(RuntimeError, match="max context"):

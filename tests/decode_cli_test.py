@@ -38,8 +38,9 @@ def run(package, *flags, stdin=None):
     return p.returncode, p.stdout, p.stderr
 
 
-def test_spaces_around_prompt_ids_are_fine(package):
-    rc, out, err = run(package, "--prompt_ids= 3, 7 ,11", "--max_new_tokens=2", "--ignore_eos")
+@pytest.mark.parametrize("ids", [" 3, 7 ,11", "3,\t7,\n11\n"])
+def test_blanks_around_prompt_ids_are_fine(package, ids):
+    rc, out, err = run(package, f"--prompt_ids={ids}", "--max_new_tokens=2", "--ignore_eos")
     assert rc == 0 and out.splitlines()[-1].startswith("prompt: 3 tokens"), err
 
 

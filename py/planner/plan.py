@@ -183,7 +183,7 @@ def make_plan(config: LlamaConfig, target: Target, *, max_context: int,
     Args:
       config: model shapes.
       target: the GPU; its `workers` bound the plan's.
-      max_context: K/V cache length in positions (1 <= max_context <=
+      max_context: K/V cache length in positions (2 <= max_context <=
         config.max_position_embeddings).
       attention_chunks: context chunks per K/V head, C; default
         max(1, min(W // num_kv_heads, ceil(max_context / ATTENTION_CHUNK_MIN_POSITIONS))):
@@ -220,9 +220,13 @@ def make_plan(config: LlamaConfig, target: Target, *, max_context: int,
     if not isinstance(W, int) or isinstance(W, bool) or not 1 <= W <= target.workers:
         raise ValueError(f"workers={workers!r} must be in [1, {target.workers}] (the target's "
                          f"sm_count x workers_per_sm)")
-    if not isinstance(max_context, int) or not 1 <= max_context <= c.max_position_embeddings:
-        raise ValueError(f"max_context={max_context!r} must be in [1, "
-                         f"max_position_embeddings={c.max_position_embeddings}]")
+    # 2 at least: a request's prompt and new tokens together fit in max_context (host/generate.cc),
+    # so a one-position cache would serve no request at all.
+    if (not isinstance(max_context, int) or isinstance(max_context, bool)
+            or not 2 <= max_context <= c.max_position_embeddings):
+        raise ValueError(f"max_context={max_context!r} must be in [2, "
+                         f"max_position_embeddings={c.max_position_embeddings}] (a request's prompt "
+                         f"and new tokens together fit in it: 2 is one prompt token and one new one)")
     if attention_chunks is None:
         C = max(1, min(W // NKV, -(-max_context // ATTENTION_CHUNK_MIN_POSITIONS)))
     else:

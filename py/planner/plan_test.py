@@ -293,6 +293,8 @@ def test_bad_arguments_are_refused():
     c = known_configs.tiny()
     t = small_target(4)
     for kw, msg in ((dict(max_context=0), "max_context"),
+                    (dict(max_context=1), r"max_context=1 must be in \[2, .*one prompt token and one new one"),
+                    (dict(max_context=True), "max_context=True"),
                     (dict(max_context=1025), "max_position_embeddings"),
                     (dict(max_context=8, attention_chunks=0), "attention_chunks"),
                     (dict(max_context=8, attention_chunks=9), r"attention_chunks=9 must be an int in \[1, 8\]"),
