@@ -357,7 +357,8 @@ def _dequantize(t) -> np.ndarray:
     return values.astype(BF16)
 
 
-def _sha256(path: pathlib.Path) -> str:
+def file_sha256(path: pathlib.Path) -> str:
+    """Hex SHA-256 of the file's bytes (import_provenance.json's source_sha256). Raises OSError."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 22), b""):
@@ -497,7 +498,7 @@ def import_gguf(gguf_path: str | os.PathLike, out_dir: str | os.PathLike,
     provenance = {
         "source": str(gguf_path.resolve()),
         "source_bytes": gguf_path.stat().st_size,
-        "source_sha256": _sha256(gguf_path),
+        "source_sha256": file_sha256(gguf_path),
         "general.name": _meta(reader, "general.name", None),
         "tensor_types": dict(qtypes),
         "note": "weights are dequantised GGUF values rounded to bfloat16; Q/K rows unpermuted "

@@ -4,11 +4,13 @@
       [--hf_dir=DIR] [the planner's plan flags: --workers, --attention_chunks, ...]
 
 Imports the GGUF (dequantised to BF16, Q/K rotary rows un-permuted) into an HF directory
-(--hf_dir, default OUT without .tpkg plus -hf; reused when it holds a config.json), plans it
+(--hf_dir, default OUT without .tpkg plus -hf; reused when it holds an import of that same GGUF,
+as its import_provenance.json says; refused when it holds anything else), plans it
 for --target (a shipped name or a probe JSON) with the planner's flags (py/planner/main.py;
 all but --checkpoint and --revision, which this tool sets) and writes the package. Paths are
 relative to where `bazel run` was started. Errors: one line, exit status 1.
 """
+import json
 import os
 import sys
 
@@ -22,7 +24,30 @@ from tools import gguf_import, smollm2
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("hf_dir", None, "Where the imported HF directory goes (default: OUT without "
-                    ".tpkg, plus -hf); an existing one (with config.json) is planned as it is.")
+                    ".tpkg, plus -hf); an existing import of the same GGUF is planned as it is.")
+
+
+def check_reusable(hf_dir: str, gguf) -> None:
+    """Refuses an existing hf_dir that is not gguf_import's import of `gguf`.
+
+    The import's import_provenance.json must name the GGUF's SHA-256 (source_sha256), so that a
+    folder holding another model (or another GGUF's import) is never packed as SmolLM2.
+
+    Raises:
+      ValueError: the provenance is missing, unreadable or names another file; the message
+        says what to do.
+    """
+    where = os.path.join(hf_dir, "import_provenance.json")
+    fix = "remove that folder to import the GGUF again, or give another --hf_dir"
+    try:
+        with open(where, encoding="utf-8") as f:
+            source = json.load(f)["source_sha256"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"--hf_dir {hf_dir} holds a config.json but is not an import of the SmolLM2 "
+                         f"GGUF ({where}: {type(e).__name__}: {e}): {fix}") from None
+    if source != gguf_import.file_sha256(gguf):
+        raise ValueError(f"--hf_dir {hf_dir} is an import of another file (SHA-256 {str(source)[:16]}...), "
+                         f"not of {gguf}: {fix}")
 
 
 def main(argv):
@@ -41,9 +66,12 @@ def main(argv):
     signals.install()  # SIGTERM / SIGHUP end it as Ctrl-C does: no temporary file left
     try:
         os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
-        if not os.path.exists(os.path.join(hf_dir, "config.json")):
-            logging.info("importing %s into %s", smollm2.gguf_path(), hf_dir)
-            gguf_import.import_gguf(smollm2.gguf_path(), hf_dir)
+        gguf = smollm2.gguf_path()
+        if os.path.exists(os.path.join(hf_dir, "config.json")):
+            check_reusable(hf_dir, gguf)
+        else:
+            logging.info("importing %s into %s", gguf, hf_dir)
+            gguf_import.import_gguf(gguf, hf_dir)
         result = planner_main.build_package(hf_dir, target, out, FLAGS.max_context,
                                             **planner_main.plan_flag_values())
     except (ValueError, OSError) as e:  # every error here says what to do; no traceback

@@ -1,6 +1,8 @@
 """smollm2_package's command line: the planner's plan flags reach the plan, flags it would
-ignore are refused, errors are one line. An existing --hf_dir is planned as it is, so a tiny
-checkpoint stands in for the imported SmolLM2 (no GGUF read here)."""
+ignore are refused, errors are one line. An existing import of the installed GGUF in --hf_dir
+is planned as it is, so a tiny checkpoint with that GGUF's provenance stands in for the
+imported SmolLM2 (the GGUF is only hashed here, not imported); another folder is refused."""
+import json
 import os
 import pathlib
 import subprocess
@@ -10,7 +12,7 @@ import pytest
 
 from planner import package
 from tests.reference.tiny_models import write_tiny_checkpoint
-from tools import smollm2_package
+from tools import gguf_import, smollm2, smollm2_package
 
 TOOL = str(pathlib.Path(smollm2_package.__file__))
 
@@ -25,7 +27,22 @@ def run_tool(*args):
 def hf_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("hf")
     write_tiny_checkpoint(d, hidden=72, ffn=100, layers=2, heads=9, kv_heads=3, vocab=97)
+    (d / "import_provenance.json").write_text(json.dumps(
+        {"source_sha256": gguf_import.file_sha256(smollm2.gguf_path())}))
     return d
+
+
+def test_a_folder_that_is_not_an_import_of_the_gguf_is_refused(tmp_path):
+    d = tmp_path / "other"
+    write_tiny_checkpoint(d, hidden=72, ffn=100, layers=2, heads=9, kv_heads=3, vocab=97)
+    out = tmp_path / "s.tpkg"
+    r = run_tool(f"--out={out}", f"--hf_dir={d}", "--target=rtx3050", "--max_context=64")
+    assert r.returncode == 1 and "holds a config.json but is not an import of the SmolLM2 GGUF" in r.stderr, r.stderr
+    assert "remove that folder to import the GGUF again, or give another --hf_dir" in r.stderr
+    (d / "import_provenance.json").write_text(json.dumps({"source_sha256": "ab" * 32}))
+    r = run_tool(f"--out={out}", f"--hf_dir={d}", "--target=rtx3050", "--max_context=64")
+    assert r.returncode == 1 and "is an import of another file (SHA-256 abababab" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and not out.exists()
 
 
 def test_plan_flags_reach_the_plan(hf_dir, tmp_path):
