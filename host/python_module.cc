@@ -245,6 +245,8 @@ PYBIND11_MODULE(_tileinfer, m) {
   m.def(
       "gpu_count", []() { return QueryDevices().count; },
       "Number of usable CUDA devices; 0 when there is no GPU or no driver.");
+  m.def("with_unicode_delta", &WithUnicodeDelta, py::arg("pattern"),
+        "A pre-tokenizer pattern as the tokenizer compiles it in ICU (host/tokenizer.h), for tests.");
   m.def(
       "validate_package", [](const std::string& path) { ValidatePlan(*Package::Open(path)); },
       py::arg("path"), "Opens and validates a package; raises Error naming the failed check.");

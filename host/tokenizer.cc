@@ -12,8 +12,10 @@
 #include <unicode/regex.h>
 #include <unicode/utext.h>
 #include <unicode/utf8.h>
+#include <unicode/uvernum.h>
 
 #include "host/error.h"
+#include "host/unicode_delta.h"
 
 namespace tileinfer {
 
@@ -180,16 +182,60 @@ Tokenizer Tokenizer::FromJson(const std::string& text) {
   for (const std::string& source : regexes) {
     UErrorCode status = U_ZERO_ERROR;
     UParseError where;
+    const std::string widened = WithUnicodeDelta(source);
     std::unique_ptr<icu::RegexPattern> p(
-        icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(source), 0, where, status));
+        icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(widened), 0, where, status));
     if (U_FAILURE(status)) {
       throw Error("tokenizer: pre-tokenizer pattern '" + source + "' does not compile with ICU (" +
-                  u_errorName(status) + " at offset " + std::to_string(where.offset) + ")");
+                  u_errorName(status) + " at offset " + std::to_string(where.offset) +
+                  (widened == source ? "" : " of its form for Unicode " + std::string(unicode_delta::kTo) + ", '" + widened + "'") + ")");
     }
     tok.patterns_->compiled.push_back(std::move(p));
     tok.patterns_->source.push_back(source);
   }
   return tok;
+}
+
+// The delta starts at Unicode 15.0, ICU 72's (Debian 12); an older ICU would lack more of it.
+static_assert(U_ICU_VERSION_MAJOR_NUM >= 72,
+              "host/unicode_delta.h widens Unicode 15.0 (ICU 72) to 16.0: with an older ICU, regenerate it "
+              "from that ICU's Unicode (py/tools/gen_unicode_delta.py)");
+
+std::string WithUnicodeDelta(const std::string& pattern) {
+  auto code_point = [](uint32_t cp) {
+    char buf[16];
+    std::snprintf(buf, sizeof(buf), "\\x{%X}", cp);
+    return std::string(buf);
+  };
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '\\' || i + 1 == pattern.size()) {
+      out += pattern[i];
+      continue;
+    }
+    const char kind = pattern[i + 1];
+    const size_t close = pattern.find('}', i + 2);
+    if ((kind == 'p' || kind == 'P') && i + 2 < pattern.size() && pattern[i + 2] == '{' && close != std::string::npos) {
+      const std::string name = pattern.substr(i + 3, close - (i + 3));
+      std::string gained, lost;
+      for (const unicode_delta::Run& run : unicode_delta::kRuns) {
+        if (name != run.name) continue;
+        std::string& to = run.gained ? gained : lost;
+        to += code_point(run.first);
+        if (run.last != run.first) to += "-" + code_point(run.last);
+      }
+      if (!gained.empty() || !lost.empty()) {
+        std::string set = "[\\p{" + name + "}" + gained + "]";
+        if (!lost.empty()) set = "[" + set + "--[" + lost + "]]";
+        out += kind == 'p' ? set : "[^" + set + "]";
+        i = close;
+        continue;
+      }
+    }
+    out += pattern.substr(i, 2);  // any other escape (\\, \{, \s, ...) as it is
+    ++i;
+  }
+  return out;
 }
 
 std::vector<int> Tokenizer::Encode(const std::string& text, bool parse_special) const {

@@ -69,4 +69,13 @@ class Tokenizer {
   int bos_id_ = -1;
 };
 
+// A pre-tokenizer pattern for ICU with the Unicode of HF `tokenizers`: each \p{X} (\P{X})
+// whose X names a general category (Lo, L, LC, N, ...) widened by the code points X gained,
+// and narrowed by those it lost, between the system ICU's Unicode and that of `tokenizers`
+// (host/unicode_delta.h: Debian 12's ICU 72 has Unicode 15.0, tokenizers 0.23 has 16.0; an ICU
+// with 16.0 already holds them, and the widened set is the same). Every other part of the
+// pattern, script properties (\p{Han}) and \d, \w included, is left as it is.
+// E.g. "\p{L}+" -> "[\p{L}\x{1C89}-\x{1C8A}...]+".
+std::string WithUnicodeDelta(const std::string& pattern);
+
 }  // namespace tileinfer
