@@ -18,6 +18,7 @@
 #include "host/api.h"
 #include "host/error.h"
 #include "host/generate.h"
+#include "host/sampler.h"
 
 DEFINE_string(package, "", "Path to a .tpkg package written by the planner (required).");
 DEFINE_string(prompt, "", "Prompt text, encoded with the package's tokenizer (special tokens such as <|im_start|> are parsed; BOS as the package says).");
@@ -84,9 +85,9 @@ int Run() {
   request.max_new_tokens = FLAGS_max_new_tokens;
   request.stop_at_eos = !FLAGS_ignore_eos;
   request.stop = FLAGS_stop;
-  request.temperature = static_cast<float>(FLAGS_temperature);
+  request.temperature = OptionFloat(FLAGS_temperature, "--temperature");
   request.top_k = FLAGS_top_k;
-  request.top_p = static_cast<float>(FLAGS_top_p);
+  request.top_p = OptionFloat(FLAGS_top_p, "--top_p");
   request.seed = FLAGS_seed;
   Ok(api::Engine::CheckOptions(request));  // before the package loads, a prompt prints or a turn is read
   if (request.temperature == 0.0f) {  // greedy: the sampler's flags have no effect; say so rather than ignore them

@@ -16,6 +16,7 @@
 #include "host/api.h"
 #include "host/error.h"
 #include "host/package.h"
+#include "host/sampler.h"
 #include "host/tokenizer.h"
 #include "host/validate.h"
 
@@ -139,7 +140,7 @@ class PyEngine {
   }
 
   py::dict Generate(const OptionalStr& prompt, const OptionalIds& prompt_ids, const OptionalChat& chat,
-                    int max_new_tokens, float temperature, int top_k, float top_p, uint64_t seed,
+                    int max_new_tokens, double temperature, int top_k, double top_p, uint64_t seed,
                     const std::string& stop, const BoolArg& stop_at_eos, const OptionalOnToken& on_token) {
     api::Request r;
     if (!prompt.is_none()) r.prompt = CastOr<std::string>(prompt, "prompt must be a str");
@@ -148,6 +149,14 @@ class PyEngine {
           py::isinstance<py::set>(prompt_ids)) {
         throw py::type_error("prompt_ids must be a list of int token ids, e.g. [1, 504], not a " +
                              TypeName(prompt_ids));
+      }
+      if (py::isinstance<py::sequence>(prompt_ids)) {
+        for (const py::handle id : prompt_ids) {  // pybind11's int takes True and False as 1 and 0
+          if (py::isinstance<py::bool_>(id)) {
+            throw py::type_error("prompt_ids must be a list of int token ids, e.g. [1, 504], not one holding " +
+                                 Shown(id));
+          }
+        }
       }
       r.prompt_ids = CastOr<std::vector<int>>(prompt_ids, "prompt_ids must be a list of int token ids "
                                                           "(each a 32-bit int), e.g. [1, 504]");
@@ -164,9 +173,9 @@ class PyEngine {
       }
     }
     r.max_new_tokens = max_new_tokens;
-    r.temperature = temperature;
+    r.temperature = OptionFloat(temperature, "temperature");
     r.top_k = top_k;
-    r.top_p = top_p;
+    r.top_p = OptionFloat(top_p, "top_p");
     r.seed = seed;
     r.stop = stop;
     r.stop_at_eos = StrictBool(stop_at_eos, "stop_at_eos");
@@ -257,7 +266,7 @@ PYBIND11_MODULE(_tileinfer, m) {
            py::arg("device") = "auto", py::arg("cpu_threads") = 0, py::arg("check_target") = py::bool_(true))
       .def("generate", &PyEngine::Generate, py::kw_only(), py::arg("prompt") = py::none(),
            py::arg("prompt_ids") = py::none(), py::arg("chat") = py::none(), py::arg("max_new_tokens") = 32,
-           py::arg("temperature") = 0.0f, py::arg("top_k") = 0, py::arg("top_p") = 1.0f, py::arg("seed") = 0,
+           py::arg("temperature") = 0.0, py::arg("top_k") = 0, py::arg("top_p") = 1.0, py::arg("seed") = 0,
            py::arg("stop") = "", py::arg("stop_at_eos") = py::bool_(true), py::arg("on_token") = py::none(),
            "Generates from exactly one of prompt (text), prompt_ids or chat (a list of {'role', "
            "'content'} dicts). on_token(id, piece_bytes) is called as tokens are chosen; returning "

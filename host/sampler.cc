@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -32,6 +33,15 @@ void CheckSamplingOptions(const SamplingOptions& o) {
   if (!(o.top_p > 0.0f && o.top_p <= 1.0f)) {
     throw Error("top_p must be in (0, 1] (1 keeps every id), not " + FloatText(o.top_p));
   }
+}
+
+float OptionFloat(double v, const std::string& what) {
+  if (std::isfinite(v) && std::fabs(v) > static_cast<double>(std::numeric_limits<float>::max())) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.9g", v);
+    throw Error(what + "=" + text + " is beyond a float's range (+-3.4e38): give a smaller value");
+  }
+  return static_cast<float>(v);
 }
 
 double UniformDraw(uint64_t seed, uint64_t counter) {

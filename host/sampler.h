@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace tileinfer {
@@ -18,6 +19,11 @@ struct SamplingOptions {
 // Throws Error on options out of range (temperature < 0 or not finite, top_k < 0,
 // top_p outside (0, 1]), with what to pass instead.
 void CheckSamplingOptions(const SamplingOptions& options);
+
+// `v` (a command line's or Python's double) as a float option named `what`, e.g.
+// "--temperature": a finite v beyond float's range is an error here, which as a float would
+// be inf and refused as "inf", not as the number given.
+float OptionFloat(double v, const std::string& what);
 
 // A uniform number in [0, 1) for draw `counter` of stream `seed` (cuda/sample.h's DrawBits;
 // 53 bits).

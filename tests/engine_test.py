@@ -91,6 +91,8 @@ def test_errors_are_exceptions_and_the_engine_goes_on(smol):
         smol.generate(prompt="a", temperature=1.0, top_p=1.0000001)
     with pytest.raises(RuntimeError, match=r"not -9\.99999972e-10"):
         smol.generate(prompt="a", temperature=-1e-9)
+    with pytest.raises(RuntimeError, match=r"temperature=1e\+308 is beyond a float's range"):
+        smol.generate(prompt="a", temperature=1e308)
     with pytest.raises(TypeError, match=r"on_token must return True .*not 1 \(int\)"):
         smol.generate(prompt="a", max_new_tokens=2, on_token=lambda i, p: 1)
     assert (smol.vocab_size, smol.max_context) == (49152, 512)  # SmolLM2's vocabulary, the planned context
@@ -205,6 +207,7 @@ def test_one_request_at_a_time_per_engine(smol):
     (dict(prompt_ids={1, 2}), "prompt_ids must be a list of int token ids"),
     (dict(prompt_ids=[1.5]), r"prompt_ids must be a list of int token ids .*not \[1\.5\]"),
     (dict(prompt_ids=[2**31]), "each a 32-bit int"),
+    (dict(prompt_ids=[1, True]), r"prompt_ids must be a list of int token ids, e.g. \[1, 504\], not one holding True \(bool\)"),
     (dict(chat="hello"), "chat must be a list of"),
     (dict(chat=[("user", "hi")]), "each chat message must be a dict with 'role' and 'content'"),
     (dict(chat=[{"role": "user"}]), "each chat message must be a dict with 'role' and 'content'"),
