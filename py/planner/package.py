@@ -178,6 +178,14 @@ def make_meta(plan: plan_lib.Plan, config: LlamaConfig, target: Target, source: 
                                                       plan.max_context), 6))
     if created is None:
         created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    else:
+        try:  # an ISO 8601 time with its offset, e.g. 2026-01-01T00:00:00Z or ...+00:00
+            offset = datetime.datetime.fromisoformat(created).utcoffset()
+        except (TypeError, ValueError):
+            offset = None
+        if offset is None:
+            raise ValueError(f"created={created!r} is not an ISO 8601 time with a UTC offset, "
+                             f"e.g. 2026-01-01T00:00:00Z")
     stops = list(config.eos_token_ids)
     for i in stop_token_ids or []:
         if i not in stops:
@@ -264,7 +272,8 @@ def write_package(path: str, plan: plan_lib.Plan, weights: weights_lib.ModelWeig
       tokenizer_json: the "tokenizer" section (TokenizerSpec.to_json()).
       source: where the checkpoint came from (meta planner.source).
       stop_token_ids: extra stop ids beyond config.eos_token_ids.
-      created: meta planner.created; default now (UTC, ISO 8601). Fixed for golden files.
+      created: meta planner.created; default now (UTC, ISO 8601). Fixed for golden files;
+        ValueError unless an ISO 8601 time with its UTC offset (2026-01-01T00:00:00Z).
       validate: run validate.validate_plan first (off only to write deliberately bad plans).
       progress: tqdm bar over the weights; None = only on a terminal.
       check: called with the finished temporary file's path before it is renamed to `path`

@@ -331,6 +331,15 @@ def test_wrong_weights_are_refused(tmp_path, model):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.parametrize("created", ["not a time", "2026-01-01T00:00:00", "", "2026-13-01T00:00:00Z"])
+def test_created_must_be_a_time_with_its_offset(tmp_path, model, created):
+    config, target, plan, weights = model
+    with pytest.raises(ValueError, match="is not an ISO 8601 time with a UTC offset, e.g. 2026-01-01T00:00:00Z"):
+        write_package(str(tmp_path / "m.tpkg"), plan, weights, config, target, {}, "x", progress=False,
+                      created=created)
+    assert os.listdir(tmp_path) == []
+
+
 def test_plan_for_another_model_is_refused(tmp_path, model):
     config, target, plan, weights = model
     other = known_configs.tiny(layers=3)
