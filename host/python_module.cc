@@ -246,6 +246,25 @@ class PyEngine {
   std::unique_ptr<api::Engine> engine_;
 };
 
+// pybind11 (3.0; its issue 6153) lets `T.__new__(T)` make an object whose C++ part was never
+// constructed, and any method of it then reads unconstructed memory: a segfault. This __new__
+// refuses a call without the constructor's arguments (every constructor here takes a path or
+// more); the normal `T(...)` passes them to __new__ too. Subclasses are left to pybind11.
+template <typename Class>
+void RefuseBareNew(Class& cls) {
+  const py::object base_new = cls.attr("__new__");
+  const py::object self_type = cls;
+  cls.def_static("__new__", [base_new, self_type](const py::object& type, const py::args& args,
+                                                   const py::kwargs& kwargs) {
+    if (type.is(self_type) && args.empty() && kwargs.empty()) {
+      const std::string name = py::str(self_type.attr("__name__"));
+      throw py::type_error(name + "() takes its constructor's arguments (see help(" + name + ")); " + name +
+                           ".__new__ alone would make an object without them");
+    }
+    return base_new(type);
+  });
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_tileinfer, m) {
@@ -259,10 +278,11 @@ PYBIND11_MODULE(_tileinfer, m) {
   m.def(
       "validate_package", [](const std::string& path) { ValidatePlan(*Package::Open(path)); },
       py::arg("path"), "Opens and validates a package; raises Error naming the failed check.");
-  py::class_<PyEngine>(m, "Engine",
-                       "A package opened with the public API (host/api.h): generation on the GPU when "
-                       "usable and planned for, else on the CPU.")
-      .def(py::init<const std::string&, const std::string&, int, const BoolArg&>(), py::arg("path"),
+  py::class_<PyEngine> engine(m, "Engine",
+                              "A package opened with the public API (host/api.h): generation on the GPU when "
+                              "usable and planned for, else on the CPU.");
+  RefuseBareNew(engine);
+  engine.def(py::init<const std::string&, const std::string&, int, const BoolArg&>(), py::arg("path"),
            py::arg("device") = "auto", py::arg("cpu_threads") = 0, py::arg("check_target") = py::bool_(true))
       .def("generate", &PyEngine::Generate, py::kw_only(), py::arg("prompt") = py::none(),
            py::arg("prompt_ids") = py::none(), py::arg("chat") = py::none(), py::arg("max_new_tokens") = 32,
@@ -276,8 +296,9 @@ PYBIND11_MODULE(_tileinfer, m) {
       .def_property_readonly("executor_name", &PyEngine::executor_name)
       .def_property_readonly("vocab_size", &PyEngine::vocab_size)
       .def_property_readonly("max_context", &PyEngine::max_context);
-  py::class_<CpuSession>(m, "CpuSession", "A package loaded, validated and run by the CPU executor.")
-      .def(py::init<const std::string&, int>(), py::arg("path"), py::arg("threads") = 0)
+  py::class_<CpuSession> session(m, "CpuSession", "A package loaded, validated and run by the CPU executor.");
+  RefuseBareNew(session);
+  session.def(py::init<const std::string&, int>(), py::arg("path"), py::arg("threads") = 0)
       .def("step", &CpuSession::Step, py::arg("token"), py::arg("pos"), py::arg("logits").noconvert() = true,
            "Runs input `token` at position `pos` (appends to the K/V cache). Positions come in order "
            "from 0 (which starts a new request); an earlier one goes back: another token there "
@@ -293,8 +314,9 @@ PYBIND11_MODULE(_tileinfer, m) {
            "Token ids of `text` (no BOS), as HF tokenizers encodes it.")
       .def_property_readonly("vocab_size", [](const CpuSession& s) { return s.package().model().vocab; })
       .def_property_readonly("max_context", [](const CpuSession& s) { return s.package().plan().max_context; });
-  py::class_<Tokenizer>(m, "Tokenizer", "A package's tokenizer alone (byte-level BPE).")
-      .def(py::init([](const std::string& path) { return Tokenizer::FromJson(Package::Open(path)->tokenizer_json()); }),
+  py::class_<Tokenizer> tokenizer(m, "Tokenizer", "A package's tokenizer alone (byte-level BPE).");
+  RefuseBareNew(tokenizer);
+  tokenizer.def(py::init([](const std::string& path) { return Tokenizer::FromJson(Package::Open(path)->tokenizer_json()); }),
            py::arg("path"), "The tokenizer of the package at `path`.")
       .def_static("from_json", &Tokenizer::FromJson, py::arg("section"),
                   "A tokenizer from the text of a package's tokenizer section (TokenizerSpec.to_json()).")

@@ -243,6 +243,15 @@ def test_flags_take_only_true_or_false(smol, smol_pkg):
         smol.generate(prompt="Hello", max_new_tokens=4, on_token=lambda i, p: 0)
 
 
+@pytest.mark.parametrize("name", ["Engine", "CpuSession", "Tokenizer"])
+def test_new_without_init_is_refused_not_a_crash(name):
+    """pybind11 lets cls.__new__(cls) make an object whose C++ part was never constructed; a
+    method of it segfaulted. It is refused now."""
+    cls = getattr(_tileinfer, name)
+    with pytest.raises(TypeError, match=name + r"\(\) takes its constructor's arguments"):
+        cls.__new__(cls)
+
+
 def test_signatures_name_the_types():
     """help() shows what each argument takes, not `object`."""
     init, generate = _tileinfer.Engine.__init__.__doc__, _tileinfer.Engine.generate.__doc__
