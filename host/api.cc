@@ -77,6 +77,8 @@ Status Guard(F&& body) {
     return Status::Error("out of host memory");
   } catch (const std::exception& e) {
     return Status::Error(std::string("internal error: ") + e.what());
+  } catch (...) {
+    return Status::Error("internal error: an exception that is not a std::exception");
   }
 }
 
@@ -144,7 +146,6 @@ Status Engine::Open(const std::string& package_path, const EngineOptions& option
 }
 
 Status Engine::Generate(const Request& request, const TokenCallback& on_token, Result* result) {
-  *result = Result();
   if (getpid() != impl_->opener) {
     return Status::Error("this engine was opened in process " + std::to_string(impl_->opener) +
                          " and cannot serve another process, such as a fork()ed child (its CPU threads "
@@ -160,18 +161,37 @@ Status Engine::Generate(const Request& request, const TokenCallback& on_token, R
     std::atomic<bool>& busy;
     ~Release() { busy = false; }
   } release{impl_->busy};
+  *result = Result();  // after the checks above: a refused call leaves the caller's result alone
   return Guard([&] {
     GenerateOptions options = OptionsOf(request);
     bool stopped_by_text = false;
+    std::string callback_error;  // what on_token threw: it stops the request, and is the error
     options.on_token = [&](int id) {
       const std::string piece = TextOf(*impl_->tokenizer, {id});
       result->text += piece;
-      const bool caller_goes_on = !on_token || on_token(id, piece);
+      bool caller_goes_on = true;
+      if (on_token) {
+        // Caught here, so that nothing leaves an executor midway (the GPU's poll loop must
+        // cancel its launch and keep its K/V history).
+        try {
+          caller_goes_on = on_token(id, piece);
+        } catch (const std::exception& e) {
+          callback_error = std::string("on_token threw: ") + e.what();
+          return false;
+        } catch (...) {
+          callback_error = "on_token threw an exception that is not a std::exception";
+          return false;
+        }
+      }
       stopped_by_text = !request.stop.empty() && result->text.find(request.stop) != std::string::npos;
       return caller_goes_on && !stopped_by_text;
     };
     result->prompt_ids = impl_->PromptIds(request);
     GenerateResult r = impl_->exec->Generate(result->prompt_ids, options);
+    if (!callback_error.empty()) {
+      throw tileinfer::Error(callback_error + " (the request stopped after " + std::to_string(r.tokens.size()) +
+                             " token(s); the engine serves the next one)");
+    }
     result->tokens = r.tokens;
     if (r.stopped_at_eos && !r.tokens.empty()) {
       result->text = TextOf(*impl_->tokenizer, {r.tokens.begin(), r.tokens.end() - 1});

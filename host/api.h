@@ -68,7 +68,9 @@ struct Result {
   double decode_ms = 0;         // wall time of the other new tokens
 };
 
-// Called with each new token id and its text as soon as it is chosen; return false to stop.
+// Called with each new token id and its text as soon as it is chosen; return false to stop. An
+// exception it throws stops the request, and Generate returns it as the error ("on_token threw:
+// ..."); the engine serves the next request.
 using TokenCallback = std::function<bool(int id, const std::string& piece)>;
 
 class Engine {
@@ -78,13 +80,16 @@ class Engine {
   // replace an open package only by renaming a new file over it, never by rewriting it.
   static Status Open(const std::string& package_path, const EngineOptions& options,
                      std::unique_ptr<Engine>* engine);
+  // Destroy an engine only when no Generate runs on it (one on another thread must have
+  // returned: the engine's memory goes, as with any C++ object in use).
   ~Engine();
 
   // One request from position 0. `on_token` may be empty. The engine serves the next
   // request after an error. One request at a time: a Generate while another runs on the same
   // engine (another thread's, or one from inside `on_token`) returns an error at once, as does
   // a Generate in another process than the one that opened the engine (a fork()ed child: the
-  // CPU executor's threads and the GPU context do not survive fork).
+  // CPU executor's threads and the GPU context do not survive fork); such a refused call
+  // leaves *result as it was.
   Status Generate(const Request& request, const TokenCallback& on_token, Result* result);
 
   // The request's options that do not depend on the prompt or the package (max_new_tokens

@@ -12,7 +12,7 @@ err=$(examples/embed/embed /nonexistent.tpkg 1 2>&1)
 [ $? = 1 ] && echo "$err" | grep -q "cannot open package" || { echo "FAIL: bad path not reported: $err"; exit 1; }
 err=$(examples/embed/embed tests/golden/tiny_9x3.tpkg 100000 2>&1)
 [ $? = 1 ] && echo "$err" | grep -q "outside the vocabulary" || { echo "FAIL: bad id not reported: $err"; exit 1; }
-for ids in abc 1,,2 99999999999 -3; do
+for ids in abc 1,,2 1, ,1 99999999999 -3; do
   err=$(examples/embed/embed tests/golden/tiny_9x3.tpkg "$ids" 2>&1)
   [ $? = 2 ] && echo "$err" | grep -q "is not a token id" || { echo "FAIL: prompt ids '$ids' not refused: $err"; exit 1; }
 done

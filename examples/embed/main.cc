@@ -38,7 +38,8 @@ int main(int argc, char** argv) {
   if (cwd != nullptr && !path.empty() && path[0] != '/') path = std::string(cwd) + "/" + path;
 
   tileinfer::api::Request request;
-  std::stringstream ids(argv[2]);
+  const std::string list = argv[2];
+  std::stringstream ids(list + ",");  // every item ends at a comma: "1," has an empty last one
   for (std::string item; std::getline(ids, item, ',');) {
     int id = 0;
     if (!ParseInt(item, 0, INT_MAX, &id)) {
@@ -63,7 +64,7 @@ int main(int argc, char** argv) {
   status = engine->Generate(
       request,
       [](int, const std::string& piece) {
-        std::fputs(piece.c_str(), stdout);
+        std::fwrite(piece.data(), 1, piece.size(), stdout);  // a piece may hold a NUL byte
         std::fflush(stdout);
         return true;
       },

@@ -84,9 +84,17 @@ def _resolve_hub(repo_id: str, revision: str | None) -> pathlib.Path:
 
 
 def _tensor_locations(root: pathlib.Path) -> tuple[dict[str, pathlib.Path], int]:
-    """Maps tensor name -> file holding it; checks every shard the index names exists."""
+    """Maps tensor name -> file holding it; checks every shard the index names exists.
+
+    model.safetensors first, then the index, in transformers' order (modeling_utils'
+    _get_resolved_checkpoint_files): a folder holding both loads the single file there too.
+    """
     index_path = root / INDEX_FILE
-    if index_path.is_file():
+    single = root / SINGLE_FILE
+    if single.is_file() and index_path.is_file():
+        logging.warning("%s holds both %s and %s: reading %s, as transformers does (the index and "
+                        "its shards are left out)", root, SINGLE_FILE, INDEX_FILE, SINGLE_FILE)
+    if index_path.is_file() and not single.is_file():
         index = _read_json(index_path, required=True)
         weight_map = index.get("weight_map")
         if not isinstance(weight_map, dict) or not weight_map:
@@ -99,7 +107,6 @@ def _tensor_locations(root: pathlib.Path) -> tuple[dict[str, pathlib.Path], int]
                     f"{root / shard}: shard named in {INDEX_FILE} is missing (it holds "
                     f"{len(holders)} tensors, e.g. {holders[0]}); re-download the checkpoint")
         return {name: root / shard for name, shard in weight_map.items()}, len(shards)
-    single = root / SINGLE_FILE
     if single.is_file():
         try:
             with safetensors.safe_open(single, framework="np") as f:

@@ -3,9 +3,9 @@
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
-
 
 import ml_dtypes
 import numpy as np
@@ -126,6 +126,19 @@ def test_sharded_index(tmp_path):
     assert "3 safetensors file(s)" in ck.source_description
 
 
+def test_a_single_file_beside_an_index_is_read_as_transformers_reads_it(tmp_path, caplog):
+    """transformers loads model.safetensors before model.safetensors.index.json: so does the
+    planner, with a warning, where the two hold different weights."""
+    sharded = write_tiny_checkpoint(tmp_path / "a", **TINY, tied=False, sharded=True)
+    single = write_tiny_checkpoint(tmp_path / "b", **TINY, tied=False, seed=11)
+    shutil.copy(tmp_path / "b" / "model.safetensors", tmp_path / "a" / "model.safetensors")
+    ck = load_checkpoint(str(tmp_path / "a"))
+    assert_matches_written(ck, single)
+    with pytest.raises(AssertionError):
+        assert_matches_written(ck, sharded)
+    assert "holds both model.safetensors and model.safetensors.index.json" in caplog.text
+
+
 def test_missing_shard_names_the_file(tmp_path):
     write_tiny_checkpoint(tmp_path, **TINY, sharded=True)
     (tmp_path / "model-00002-of-00003.safetensors").unlink()
@@ -205,7 +218,7 @@ def test_a_config_error_names_the_file_once(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(config))
     with pytest.raises(CheckpointError) as e:
         load_checkpoint(str(tmp_path))
-    assert str(e.value) == f"{tmp_path / 'config.json'}: hidden_act='gelu'; only 'silu' (SwiGLU) is supported"
+    assert str(e.value) == f"{tmp_path / 'config.json'}: hidden_act='gelu'; only 'silu' (or 'swish', the same function: SwiGLU) is supported"
 
 
 def test_config_json_must_hold_an_object(tmp_path):

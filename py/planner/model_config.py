@@ -68,16 +68,26 @@ def _union(*seqs: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _normalise_rope_scaling(rope: Any) -> dict | None:
-    """Validated copy of an HF `rope_scaling` dict; None for no scaling (or 'default')."""
+def _normalise_rope_scaling(rope: Any, key: str = "rope_scaling") -> dict | None:
+    """Validated copy of an HF `rope_scaling` dict; None for no scaling (or 'default').
+
+    `key` names the config.json key it came from in messages (rope_scaling, or
+    rope_parameters: transformers>=5's object of the same keys plus rope_theta).
+    """
     if rope is None:
         return None
     if not isinstance(rope, Mapping):
-        raise ConfigError(f"config.json: rope_scaling={rope!r} must be an object or null")
+        raise ConfigError(f"config.json: {key}={rope!r} must be an object or null")
+    # Llama's RoPE turns every dimension of a head; HF derives a partial rotation's frequencies
+    # from head_dim * partial_rotary_factor, which no reading of the full-head formula gives.
+    partial = rope.get("partial_rotary_factor", 1.0)
+    if partial != 1.0:
+        raise ConfigError(f"config.json: {key} partial_rotary_factor={partial!r}: TileInfer's RoPE "
+                          f"rotates the whole head; partial rotary embeddings are not supported")
     # `type` is older transformers' spelling of `rope_type`; both mean the same.
     rope_type = rope.get("rope_type", rope.get("type"))
     if rope_type is None:
-        raise ConfigError(f"config.json: rope_scaling={dict(rope)!r} has neither 'rope_type' nor "
+        raise ConfigError(f"config.json: {key}={dict(rope)!r} has neither 'rope_type' nor "
                           f"'type'; set rope_type to one of {_SUPPORTED_ROPE_TYPES}")
     if rope_type not in _SUPPORTED_ROPE_TYPES:
         raise ConfigError(
@@ -96,7 +106,11 @@ def _normalise_rope_scaling(rope: Any) -> dict | None:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
             raise ConfigError(f"config.json: rope_scaling {key}={v!r} must be a positive number")
         out[key] = v
-    out["original_max_position_embeddings"] = int(out["original_max_position_embeddings"])
+    original = out["original_max_position_embeddings"]
+    if not float(original).is_integer():  # a count of positions; HF would divide by the fraction
+        raise ConfigError(f"config.json: rope_scaling original_max_position_embeddings={original!r} "
+                          f"must be a whole number of positions")
+    out["original_max_position_embeddings"] = int(original)
     if not out["high_freq_factor"] > out["low_freq_factor"]:
         # The smoothing band divides by (high - low); equal factors make it 0/0.
         raise ConfigError(f"config.json: rope_scaling high_freq_factor={out['high_freq_factor']} "
@@ -198,18 +212,34 @@ class LlamaConfig:
             if config.get(key):
                 raise ConfigError(f"config.json: {key}=true; TileInfer's Llama has no bias tensors")
         act = config.get("hidden_act", "silu")
-        if act != "silu":
-            raise ConfigError(f"config.json: hidden_act={act!r}; only 'silu' (SwiGLU) is supported")
+        if act not in ("silu", "swish"):  # transformers' ACT2FN: both are SiLU
+            raise ConfigError(f"config.json: hidden_act={act!r}; only 'silu' (or 'swish', the same "
+                              f"function: SwiGLU) is supported")
+        partial = config.get("partial_rotary_factor", 1.0)
+        if partial != 1.0:  # as in _normalise_rope_scaling, where rope_parameters may hold it
+            raise ConfigError(f"config.json: partial_rotary_factor={partial!r}: TileInfer's RoPE "
+                              f"rotates the whole head; partial rotary embeddings are not supported")
 
         # transformers>=5 moves rope_theta/rope_scaling into one `rope_parameters` object.
         rope_params = config.get("rope_parameters")
+        rope_key = "rope_scaling"
         if isinstance(rope_params, Mapping):
             rope_theta = rope_params.get("rope_theta", config.get("rope_theta"))
             rope_scaling = dict(rope_params)
             rope_scaling.pop("rope_theta", None)
+            rope_key = "rope_parameters"
+            # transformers 4 reads only rope_scaling, 5 takes rope_scaling over rope_parameters
+            # when both are set: a checkpoint whose two disagree means different models to them.
+            legacy = config.get("rope_scaling")
+            if legacy is not None and (_normalise_rope_scaling(legacy)
+                                       != _normalise_rope_scaling(rope_scaling, rope_key)):
+                raise ConfigError(f"config.json: rope_scaling={legacy!r} and rope_parameters="
+                                  f"{dict(rope_params)!r} disagree (transformers releases read "
+                                  f"different ones); keep only the one the model was trained with")
         else:
             rope_theta = config.get("rope_theta")
             rope_scaling = config.get("rope_scaling")
+        rope_scaling = _normalise_rope_scaling(rope_scaling, rope_key)  # messages name its key
         if rope_theta is None:
             rope_theta = _HF_DEFAULTS["rope_theta"]
 

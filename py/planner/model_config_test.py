@@ -94,6 +94,12 @@ def test_transformers_v5_rope_parameters():
                        rope_parameters={**LLAMA_32_1B["rope_scaling"], "rope_theta": 500000.0})
     c = LlamaConfig.from_hf(cfg, LLAMA_32_1B_GEN)
     assert c == LlamaConfig.from_hf(LLAMA_32_1B, LLAMA_32_1B_GEN)
+    # Both keys, saying the same (a v5 export that keeps the old key too); partial_rotary_factor 1.
+    both = with_changes(LLAMA_32_1B, rope_theta=..., rope_parameters={
+        **LLAMA_32_1B["rope_scaling"], "rope_theta": 500000.0, "partial_rotary_factor": 1.0})
+    assert LlamaConfig.from_hf(both, LLAMA_32_1B_GEN) == c
+    # hidden_act "swish" is transformers' other name of SiLU.
+    assert LlamaConfig.from_hf(with_changes(LLAMA_32_1B, hidden_act="swish"), LLAMA_32_1B_GEN) == c
 
 
 def test_smollm2_defaults():
@@ -158,6 +164,16 @@ def test_unsupported_rope_scaling(rope, needle):
     ({"rms_norm_eps": True}, r"rms_norm_eps=True must be a number"),
     ({"rope_theta": "abc"}, r"rope_theta='abc' must be a number"),
     ({"rope_theta": 10 ** 400}, r"rope_theta=1000.* must be a number that float holds"),
+    ({"partial_rotary_factor": 0.5}, r"partial_rotary_factor=0.5: TileInfer's RoPE rotates the whole head"),
+    ({"rope_parameters": {"rope_type": "default", "rope_theta": 1e4, "partial_rotary_factor": 0.25}},
+     r"rope_parameters partial_rotary_factor=0.25"),
+    ({"rope_parameters": {"rope_theta": 1e4}}, r"rope_parameters=\{\} has neither 'rope_type' nor 'type'"),
+    # transformers 4 reads rope_scaling, 5 takes it over rope_parameters: both set and unequal
+    ({"rope_parameters": {"rope_type": "default", "rope_theta": 1e4}},
+     r"rope_scaling=.* and rope_parameters=.* disagree"),
+    ({"rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                       "original_max_position_embeddings": 8192.5}},
+     r"original_max_position_embeddings=8192.5 must be a whole number of positions"),
 ])
 def test_config_errors(changes, needle):
     with pytest.raises(ConfigError, match=needle):
