@@ -101,9 +101,19 @@ call_logits() {
 }
 
 call_checks() {
-  local tool
+  local tool f pass=0 models=0 rc
   mkdir -p "$OUT/tiny_bin"
-  OUT=$OUT/tiny_bin bash tests/gpu/device_checks.sh probe tiny golden 2>&1 | grep -E "PASS|FAIL|rror|bit-identical" | head -20
+  # Into a file, then read: a `| head` on the live output ended device_checks.sh by SIGPIPE once
+  # head had its lines, which left the last tiny models and the golden stage unrun (calls HK to UX).
+  OUT=$OUT/tiny_bin bash tests/gpu/device_checks.sh probe tiny golden > "$OUT/tiny_bin/device_checks.txt" 2>&1
+  rc=$?
+  grep -E "FAIL|rror" "$OUT/tiny_bin/device_checks.txt" | sed -n 1,20p
+  for f in "$OUT"/tiny_bin/gpu_check_tiny_*.txt; do
+    models=$((models + 1))
+    grep -q "^gpu_check: PASS" "$f" && pass=$((pass + 1))
+  done
+  echo "call_checks: device_checks rc=$rc; tiny models $pass of $models PASS;" \
+    "golden $(grep -c '^gpu_check: PASS' "$OUT/tiny_bin/gpu_golden_test.txt" 2>/dev/null || echo 0) of 2 PASS"
   for tool in memcheck synccheck; do CALL_SECONDS=$SECONDS bash tests/gpu/sanitize_one.sh bin $tool tiny_9x3; done
 }
 
@@ -132,12 +142,12 @@ call_tiny_tiles() {
 call_showcase() {
   local end=${1:-530} flags=${SHOWCASE_FLAGS:---runtimes=tileinfer,torch_compile}
   SHOWCASE_FLAGS=$flags timeout 300 bash tests/gpu/showcase.sh llama1b_shape 2>&1 |
-    grep -E "^\| [0-9]|^\| tileinfer|^\| torch|^\| floor|token:" | head -14
+    grep -E "^\| [0-9]|^\| tileinfer|^\| torch|^\| floor|token:" | sed -n 1,14p  # not head: see call_checks
   cp "$OUT/floor.json" "$OUT/llama1b_shape/floor.json" 2>/dev/null
   echo "llama1b_shape showcase at ${SECONDS}s"
   if [ $((end - SECONDS)) -lt 30 ]; then echo "smollm2_shape showcase skipped: out of time at ${SECONDS}s"; return 0; fi
   SHOWCASE_TRACE=0 SHOWCASE_FLAGS=$flags timeout $((end - SECONDS)) bash tests/gpu/showcase.sh smollm2_shape 2>&1 |
-    grep -E "^\| [0-9]|^\| tileinfer|^\| torch|^\| floor" | head -12
+    grep -E "^\| [0-9]|^\| tileinfer|^\| torch|^\| floor" | sed -n 1,12p
   cp "$OUT/floor.json" "$OUT/smollm2_shape/floor.json" 2>/dev/null
   echo "smollm2_shape showcase at ${SECONDS}s"
 }
