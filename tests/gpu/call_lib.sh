@@ -107,7 +107,7 @@ call_checks() {
   # head had its lines, which left the last tiny models and the golden stage unrun (calls HK to UX).
   OUT=$OUT/tiny_bin bash tests/gpu/device_checks.sh probe tiny golden > "$OUT/tiny_bin/device_checks.txt" 2>&1
   rc=$?
-  grep -E "FAIL|rror" "$OUT/tiny_bin/device_checks.txt" | sed -n 1,20p
+  grep -E "FAIL|[Ee]rror:|ERROR" "$OUT/tiny_bin/device_checks.txt" | sed -n 1,20p  # not "max rel error"
   for f in "$OUT"/tiny_bin/gpu_check_tiny_*.txt; do
     models=$((models + 1))
     grep -q "^gpu_check: PASS" "$f" && pass=$((pass + 1))
