@@ -219,6 +219,7 @@ Status Engine::Encode(const std::string& text, std::vector<int>* ids) const {
 
 Status Engine::ChatPromptIds(const std::vector<Message>& chat, std::vector<int>* ids) const {
   return Guard([&] {
+    if (chat.empty()) throw tileinfer::Error("the chat is empty: give at least one message");
     Request request;
     request.chat = chat;
     *ids = impl_->PromptIds(request);

@@ -53,6 +53,12 @@ TEST(ApiTest, AnExceptionFromOnTokenIsTheRequestsError) {
   EXPECT_EQ(again.tokens.size(), 6u);
 }
 
+TEST(ApiTest, ChatPromptIdsNeedsAMessage) {
+  std::unique_ptr<api::Engine> engine = OpenGolden();
+  std::vector<int> ids;
+  EXPECT_EQ(engine->ChatPromptIds({}, &ids).message(), "the chat is empty: give at least one message");
+}
+
 TEST(ApiTest, ARefusedGenerateLeavesTheResultAsItWas) {
   std::unique_ptr<api::Engine> engine = OpenGolden();
   api::Result outer;

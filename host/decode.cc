@@ -59,8 +59,9 @@ std::string Ids(const std::vector<int>& ids) {
 // Text as it is, NUL bytes included (a token's piece may hold one; %s would cut it there).
 void PrintBytes(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
-// Flushes stdout; a failed write (a full disk, a closed stdout or pipe) is an error, so that a
-// script never takes a cut-off output with exit status 0 for a whole one.
+// Flushes stdout; a failed write (a full disk, a closed stdout) is an error, so that a script
+// never takes a cut-off output with exit status 0 for a whole one. (A pipe closed by its reader
+// ends the process by SIGPIPE first, status 141, as for any command.)
 void FlushStdout() {
   errno = 0;
   if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {

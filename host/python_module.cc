@@ -50,7 +50,9 @@ class CpuSession {
     GenerateOptions options;
     options.max_new_tokens = max_new_tokens;
     options.stop_at_eos = stop_at_eos;
-    return exec_.Generate(prompt, options).tokens;
+    std::vector<int> tokens = exec_.Generate(prompt, options).tokens;
+    have_logits_ = true;  // its last step's logits, as after step()
+    return tokens;
   }
   std::string Decode(const std::vector<int>& ids) const { return tokenizer_.Decode(ids); }
   std::vector<int> Encode(const std::string& text, bool parse_special) const {
@@ -104,9 +106,6 @@ T CastOr(const py::handle& h, const std::string& what) {
   }
 }
 
-// `h` as a bool when it is True or False (numpy's too, as .noconvert() arguments take them),
-// else a TypeError naming `what`: pybind11's converting bool takes None and numbers, so
-// check_target=None would have turned the target check off without a word.
 // `h` as a bool in *out when it is True or False (numpy's too); false for anything else.
 bool LoadBool(const py::handle& h, bool* out) {
   py::detail::make_caster<bool> caster;
@@ -114,6 +113,10 @@ bool LoadBool(const py::handle& h, bool* out) {
   *out = py::detail::cast_op<bool>(caster);
   return true;
 }
+
+// `h` as a bool when it is True or False (numpy's too, as .noconvert() arguments take them),
+// else a TypeError naming `what`: pybind11's converting bool takes None and numbers, so
+// check_target=None would have turned the target check off without a word.
 bool StrictBool(const py::handle& h, const std::string& what) {
   bool value = false;
   if (!LoadBool(h, &value)) throw py::type_error(what + " must be True or False, not " + Shown(h));
@@ -249,7 +252,8 @@ class PyEngine {
 // pybind11 (3.0; its issue 6153) lets `T.__new__(T)` make an object whose C++ part was never
 // constructed, and any method of it then reads unconstructed memory: a segfault. This __new__
 // refuses a call without the constructor's arguments (every constructor here takes a path or
-// more); the normal `T(...)` passes them to __new__ too. Subclasses are left to pybind11.
+// more); the normal `T(...)` passes them to __new__ too. Only that bare call is refused:
+// `T.__new__(T, "x")` still makes such an object. Subclasses are left to pybind11.
 template <typename Class>
 void RefuseBareNew(Class& cls) {
   const py::object base_new = cls.attr("__new__");

@@ -41,6 +41,11 @@ float OptionFloat(double v, const std::string& what) {
     std::snprintf(text, sizeof(text), "%.9g", v);
     throw Error(what + "=" + text + " is beyond a float's range (+-3.4e38): give a smaller value");
   }
+  if (v != 0.0 && static_cast<float>(v) == 0.0f) {  // 1e-50 as a float is 0: greedy, not what was asked
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.9g", v);
+    throw Error(what + "=" + text + " is too small for a float (it would be 0): give 0, or at least 1.5e-45");
+  }
   return static_cast<float>(v);
 }
 

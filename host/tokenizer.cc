@@ -1,8 +1,10 @@
 #include "host/tokenizer.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -186,9 +188,10 @@ Tokenizer Tokenizer::FromJson(const std::string& text) {
     std::unique_ptr<icu::RegexPattern> p(
         icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(widened), 0, where, status));
     if (U_FAILURE(status)) {
+      const std::string form =
+          widened == source ? "" : " of its form for Unicode " + std::string(unicode_delta::kTo) + ", '" + widened + "'";
       throw Error("tokenizer: pre-tokenizer pattern '" + source + "' does not compile with ICU (" +
-                  u_errorName(status) + " at offset " + std::to_string(where.offset) +
-                  (widened == source ? "" : " of its form for Unicode " + std::string(unicode_delta::kTo) + ", '" + widened + "'") + ")");
+                  u_errorName(status) + " at offset " + std::to_string(where.offset) + form + ")");
     }
     tok.patterns_->compiled.push_back(std::move(p));
     tok.patterns_->source.push_back(source);
@@ -200,6 +203,40 @@ Tokenizer Tokenizer::FromJson(const std::string& text) {
 static_assert(U_ICU_VERSION_MAJOR_NUM >= 72,
               "host/unicode_delta.h widens Unicode 15.0 (ICU 72) to 16.0: with an older ICU, regenerate it "
               "from that ICU's Unicode (py/tools/gen_unicode_delta.py)");
+
+namespace {
+
+// A \p{...} property name as ICU compares it (case, spaces, '_' and '-' ignored; "gc=" and
+// "General_Category=" prefixes dropped), as the short name of its general category (or group of
+// them), e.g. "Letter" -> "L", "lu" -> "Lu"; empty for anything else (scripts, binary properties).
+std::string GeneralCategory(const std::string& name) {
+  std::string loose;
+  for (char ch : name) {
+    if (ch != ' ' && ch != '_' && ch != '-') loose += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  }
+  for (const char* prefix : {"gc=", "generalcategory="}) {
+    if (loose.rfind(prefix, 0) == 0) loose.erase(0, std::strlen(prefix));
+  }
+  static const char* const kNames[][2] = {
+      {"letter", "L"}, {"casedletter", "LC"}, {"uppercaseletter", "Lu"}, {"lowercaseletter", "Ll"},
+      {"titlecaseletter", "Lt"}, {"modifierletter", "Lm"}, {"otherletter", "Lo"}, {"mark", "M"},
+      {"nonspacingmark", "Mn"}, {"spacingmark", "Mc"}, {"enclosingmark", "Me"}, {"number", "N"},
+      {"decimalnumber", "Nd"}, {"letternumber", "Nl"}, {"othernumber", "No"}, {"punctuation", "P"},
+      {"connectorpunctuation", "Pc"}, {"dashpunctuation", "Pd"}, {"openpunctuation", "Ps"},
+      {"closepunctuation", "Pe"}, {"initialpunctuation", "Pi"}, {"finalpunctuation", "Pf"},
+      {"otherpunctuation", "Po"}, {"symbol", "S"}, {"mathsymbol", "Sm"}, {"currencysymbol", "Sc"},
+      {"modifiersymbol", "Sk"}, {"othersymbol", "So"}, {"separator", "Z"}, {"spaceseparator", "Zs"},
+      {"lineseparator", "Zl"}, {"paragraphseparator", "Zp"}, {"other", "C"}, {"control", "Cc"},
+      {"format", "Cf"}, {"surrogate", "Cs"}, {"privateuse", "Co"}, {"unassigned", "Cn"}};
+  for (const auto& [long_name, short_name] : kNames) {
+    std::string short_loose = short_name;
+    for (char& ch : short_loose) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (loose == long_name || loose == short_loose) return short_name;
+  }
+  return "";
+}
+
+}  // namespace
 
 std::string WithUnicodeDelta(const std::string& pattern) {
   auto code_point = [](uint32_t cp) {
@@ -214,12 +251,24 @@ std::string WithUnicodeDelta(const std::string& pattern) {
       continue;
     }
     const char kind = pattern[i + 1];
+    if (kind == 'Q') {  // \Q...\E quotes its text: copied as it is, to the \E or the end
+      const size_t quote_end = pattern.find("\\E", i + 2);
+      const size_t stop = quote_end == std::string::npos ? pattern.size() : quote_end + 2;
+      out += pattern.substr(i, stop - i);
+      i = stop - 1;
+      continue;
+    }
     const size_t close = pattern.find('}', i + 2);
-    if ((kind == 'p' || kind == 'P') && i + 2 < pattern.size() && pattern[i + 2] == '{' && close != std::string::npos) {
+    // Not after a '-': in a set, "x-\p{L}" is a range ICU refuses, and a set in its place would
+    // make it valid.
+    const bool after_dash = i > 0 && pattern[i - 1] == '-';
+    if ((kind == 'p' || kind == 'P') && i + 2 < pattern.size() && pattern[i + 2] == '{' &&
+        close != std::string::npos && !after_dash) {
       const std::string name = pattern.substr(i + 3, close - (i + 3));
+      const std::string category = GeneralCategory(name);
       std::string gained, lost;
       for (const unicode_delta::Run& run : unicode_delta::kRuns) {
-        if (name != run.name) continue;
+        if (category != run.name) continue;
         std::string& to = run.gained ? gained : lost;
         to += code_point(run.first);
         if (run.last != run.first) to += "-" + code_point(run.last);

@@ -70,12 +70,13 @@ class Tokenizer {
 };
 
 // A pre-tokenizer pattern for ICU with the Unicode of HF `tokenizers`: each \p{X} (\P{X})
-// whose X names a general category (Lo, L, LC, N, ...) widened by the code points X gained,
-// and narrowed by those it lost, between the system ICU's Unicode and that of `tokenizers`
-// (host/unicode_delta.h: Debian 12's ICU 72 has Unicode 15.0, tokenizers 0.23 has 16.0; an ICU
-// with 16.0 already holds them, and the widened set is the same). Every other part of the
-// pattern, script properties (\p{Han}) and \d, \w included, is left as it is.
-// E.g. "\p{L}+" -> "[\p{L}\x{1C89}-\x{1C8A}...]+".
+// whose X names a general category or group of them (Lo, L, LC, N, C, ...; long names such as
+// Letter and "gc=" forms too) widened by the code points X gained, and narrowed by those it lost,
+// between the system ICU's Unicode and that of `tokenizers` (host/unicode_delta.h: Debian 12's
+// ICU 72 has Unicode 15.0, tokenizers 0.23 has 16.0; an ICU with 16.0 already holds them, and
+// the widened set is the same). Left as they are: script properties (\p{Han}), \d, \w and
+// other escapes, \Q...\E quotes, and a \p{X} right after '-' (a range bound, which ICU
+// refuses either way). E.g. "\p{L}+" -> "[\p{L}\x{1C89}-\x{1C8A}...]+".
 std::string WithUnicodeDelta(const std::string& pattern);
 
 }  // namespace tileinfer

@@ -233,6 +233,8 @@ def test_step_rejects_bad_token_and_position(tmp_path):
             call()
     with pytest.raises(RuntimeError, match="outside the vocabulary"):
         session.step(10_000, 0, True)
+    new = session.generate([1, 2], 3, False)  # generate's last step had logits: they are readable
+    assert len(new) == 3 and session.select() == new[-1] and np.isfinite(session.logits()).all()
     with pytest.raises(RuntimeError, match="max context"):
         session.step(1, 8, True)
     with pytest.raises(RuntimeError, match="position -1 is negative"):

@@ -60,6 +60,7 @@ def test_a_run_prints_prompt_output_ids_and_times(package):
     ("--temperature=-1", "temperature must be a finite number >= 0"),
     ("--temperature=1e308", "--temperature=1e+308 is beyond a float's range"),
     ("--top_p=-1e39", "--top_p=-1e+39 is beyond a float's range"),
+    ("--temperature=1e-50", "--temperature=1e-50 is too small for a float (it would be 0)"),
     ("--max_new_tokens=62", "exceeds the package's max context"),  # refused inside Generate
 ])
 def test_a_bad_request_option_leaves_no_dangling_output_line(package, flag, message):

@@ -91,29 +91,29 @@ def _normalise_rope_scaling(rope: Any, key: str = "rope_scaling") -> dict | None
                           f"'type'; set rope_type to one of {_SUPPORTED_ROPE_TYPES}")
     if rope_type not in _SUPPORTED_ROPE_TYPES:
         raise ConfigError(
-            f"config.json: rope_scaling rope_type={rope_type!r} is not supported (supported: "
+            f"config.json: {key} rope_type={rope_type!r} is not supported (supported: "
             f"{', '.join(_SUPPORTED_ROPE_TYPES)}). Linear/dynamic/yarn/longrope scaling change "
             f"the attention math; TileInfer refuses rather than decode wrongly. Use a checkpoint "
             f"with rope_type 'llama3' or no rope_scaling.")
     if rope_type == "default":
         return None
     out: dict[str, Any] = {"rope_type": "llama3"}
-    for key in _LLAMA3_KEYS:
-        if key not in rope:
-            raise ConfigError(f"config.json: rope_scaling (llama3) is missing {key!r}; the llama3 "
+    for field in _LLAMA3_KEYS:
+        if field not in rope:
+            raise ConfigError(f"config.json: {key} (llama3) is missing {field!r}; the llama3 "
                               f"formula needs {', '.join(_LLAMA3_KEYS)}")
-        v = rope[key]
+        v = rope[field]
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-            raise ConfigError(f"config.json: rope_scaling {key}={v!r} must be a positive number")
-        out[key] = v
+            raise ConfigError(f"config.json: {key} {field}={v!r} must be a positive number")
+        out[field] = v
     original = out["original_max_position_embeddings"]
     if not float(original).is_integer():  # a count of positions; HF would divide by the fraction
-        raise ConfigError(f"config.json: rope_scaling original_max_position_embeddings={original!r} "
+        raise ConfigError(f"config.json: {key} original_max_position_embeddings={original!r} "
                           f"must be a whole number of positions")
     out["original_max_position_embeddings"] = int(original)
     if not out["high_freq_factor"] > out["low_freq_factor"]:
         # The smoothing band divides by (high - low); equal factors make it 0/0.
-        raise ConfigError(f"config.json: rope_scaling high_freq_factor={out['high_freq_factor']} "
+        raise ConfigError(f"config.json: {key} high_freq_factor={out['high_freq_factor']} "
                           f"must exceed low_freq_factor={out['low_freq_factor']}")
     return out
 

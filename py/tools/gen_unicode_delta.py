@@ -83,8 +83,6 @@ def header(old_path: str, new_path: str, out_path: str) -> None:
         "inline constexpr Run kRuns[] = {",
     ]
     for name in sorted(CLASSES):
-        if name in ("Cn", "C"):  # unassigned code points: no pre-tokenizer names them
-            continue
         members = CLASSES[name]
         for gained in (True, False):
             # gained: in the new version's class, not in the old one's; lost: the reverse

@@ -101,7 +101,7 @@ call_logits() {
 }
 
 call_checks() {
-  local tool f pass=0 models=0 rc
+  local tool f pass=0 models=0 rc golden
   mkdir -p "$OUT/tiny_bin"
   # Into a file, then read: a `| head` on the live output ended device_checks.sh by SIGPIPE once
   # head had its lines, which left the last tiny models and the golden stage unrun (calls HK to UX).
@@ -112,8 +112,8 @@ call_checks() {
     models=$((models + 1))
     grep -q "^gpu_check: PASS" "$f" && pass=$((pass + 1))
   done
-  echo "call_checks: device_checks rc=$rc; tiny models $pass of $models PASS;" \
-    "golden $(grep -c '^gpu_check: PASS' "$OUT/tiny_bin/gpu_golden_test.txt" 2>/dev/null || echo 0) of 2 PASS"
+  golden=$(grep -c '^gpu_check: PASS' "$OUT/tiny_bin/gpu_golden_test.txt" 2>/dev/null)
+  echo "call_checks: device_checks rc=$rc; tiny models $pass of $models PASS; golden ${golden:-0} of 2 PASS"
   for tool in memcheck synccheck; do CALL_SECONDS=$SECONDS bash tests/gpu/sanitize_one.sh bin $tool tiny_9x3; done
 }
 
