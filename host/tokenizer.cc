@@ -82,6 +82,36 @@ size_t InvalidUtf8At(const std::string& text) {
   return std::string::npos;
 }
 
+// A \p{...} property name as ICU compares it (case, spaces, '_' and '-' ignored; "gc=" and
+// "General_Category=" prefixes dropped), as the short name of its general category (or group of
+// them), e.g. "Letter" -> "L", "lu" -> "Lu"; empty for anything else (scripts, binary properties).
+std::string GeneralCategory(const std::string& name) {
+  std::string loose;
+  for (char ch : name) {
+    if (ch != ' ' && ch != '_' && ch != '-') loose += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  }
+  for (const char* prefix : {"gc=", "generalcategory="}) {
+    if (loose.rfind(prefix, 0) == 0) loose.erase(0, std::strlen(prefix));
+  }
+  static const char* const kNames[][2] = {
+      {"letter", "L"}, {"casedletter", "LC"}, {"uppercaseletter", "Lu"}, {"lowercaseletter", "Ll"},
+      {"titlecaseletter", "Lt"}, {"modifierletter", "Lm"}, {"otherletter", "Lo"}, {"mark", "M"},
+      {"nonspacingmark", "Mn"}, {"spacingmark", "Mc"}, {"enclosingmark", "Me"}, {"number", "N"},
+      {"decimalnumber", "Nd"}, {"letternumber", "Nl"}, {"othernumber", "No"}, {"punctuation", "P"},
+      {"connectorpunctuation", "Pc"}, {"dashpunctuation", "Pd"}, {"openpunctuation", "Ps"},
+      {"closepunctuation", "Pe"}, {"initialpunctuation", "Pi"}, {"finalpunctuation", "Pf"},
+      {"otherpunctuation", "Po"}, {"symbol", "S"}, {"mathsymbol", "Sm"}, {"currencysymbol", "Sc"},
+      {"modifiersymbol", "Sk"}, {"othersymbol", "So"}, {"separator", "Z"}, {"spaceseparator", "Zs"},
+      {"lineseparator", "Zl"}, {"paragraphseparator", "Zp"}, {"other", "C"}, {"control", "Cc"},
+      {"format", "Cf"}, {"surrogate", "Cs"}, {"privateuse", "Co"}, {"unassigned", "Cn"}};
+  for (const auto& [long_name, short_name] : kNames) {
+    std::string short_loose = short_name;
+    for (char& ch : short_loose) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (loose == long_name || loose == short_loose) return short_name;
+  }
+  return "";
+}
+
 }  // namespace
 
 Tokenizer::Tokenizer() : patterns_(std::make_unique<Patterns>()) {}
@@ -203,40 +233,6 @@ Tokenizer Tokenizer::FromJson(const std::string& text) {
 static_assert(U_ICU_VERSION_MAJOR_NUM >= 72,
               "host/unicode_delta.h widens Unicode 15.0 (ICU 72) to 16.0: with an older ICU, regenerate it "
               "from that ICU's Unicode (py/tools/gen_unicode_delta.py)");
-
-namespace {
-
-// A \p{...} property name as ICU compares it (case, spaces, '_' and '-' ignored; "gc=" and
-// "General_Category=" prefixes dropped), as the short name of its general category (or group of
-// them), e.g. "Letter" -> "L", "lu" -> "Lu"; empty for anything else (scripts, binary properties).
-std::string GeneralCategory(const std::string& name) {
-  std::string loose;
-  for (char ch : name) {
-    if (ch != ' ' && ch != '_' && ch != '-') loose += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  }
-  for (const char* prefix : {"gc=", "generalcategory="}) {
-    if (loose.rfind(prefix, 0) == 0) loose.erase(0, std::strlen(prefix));
-  }
-  static const char* const kNames[][2] = {
-      {"letter", "L"}, {"casedletter", "LC"}, {"uppercaseletter", "Lu"}, {"lowercaseletter", "Ll"},
-      {"titlecaseletter", "Lt"}, {"modifierletter", "Lm"}, {"otherletter", "Lo"}, {"mark", "M"},
-      {"nonspacingmark", "Mn"}, {"spacingmark", "Mc"}, {"enclosingmark", "Me"}, {"number", "N"},
-      {"decimalnumber", "Nd"}, {"letternumber", "Nl"}, {"othernumber", "No"}, {"punctuation", "P"},
-      {"connectorpunctuation", "Pc"}, {"dashpunctuation", "Pd"}, {"openpunctuation", "Ps"},
-      {"closepunctuation", "Pe"}, {"initialpunctuation", "Pi"}, {"finalpunctuation", "Pf"},
-      {"otherpunctuation", "Po"}, {"symbol", "S"}, {"mathsymbol", "Sm"}, {"currencysymbol", "Sc"},
-      {"modifiersymbol", "Sk"}, {"othersymbol", "So"}, {"separator", "Z"}, {"spaceseparator", "Zs"},
-      {"lineseparator", "Zl"}, {"paragraphseparator", "Zp"}, {"other", "C"}, {"control", "Cc"},
-      {"format", "Cf"}, {"surrogate", "Cs"}, {"privateuse", "Co"}, {"unassigned", "Cn"}};
-  for (const auto& [long_name, short_name] : kNames) {
-    std::string short_loose = short_name;
-    for (char& ch : short_loose) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    if (loose == long_name || loose == short_loose) return short_name;
-  }
-  return "";
-}
-
-}  // namespace
 
 std::string WithUnicodeDelta(const std::string& pattern) {
   auto code_point = [](uint32_t cp) {
