@@ -16,10 +16,10 @@ namespace tileinfer {
 namespace {
 
 // `v` with the digits a float needs to be read back (std::to_string's six decimals printed
-// top_p 1.0000001 as "1.000000" and -1e-9 as "-0.000000").
-std::string FloatText(float v) {
+// top_p 1.0000001 as "1.000000" and -1e-9 as "-0.000000"); a float converts to it exactly.
+std::string FloatText(double v) {
   char text[32];
-  std::snprintf(text, sizeof(text), "%.9g", static_cast<double>(v));
+  std::snprintf(text, sizeof(text), "%.9g", v);
   return text;
 }
 
@@ -37,14 +37,10 @@ void CheckSamplingOptions(const SamplingOptions& o) {
 
 float OptionFloat(double v, const std::string& what) {
   if (std::isfinite(v) && std::fabs(v) > static_cast<double>(std::numeric_limits<float>::max())) {
-    char text[32];
-    std::snprintf(text, sizeof(text), "%.9g", v);
-    throw Error(what + "=" + text + " is beyond a float's range (+-3.4e38): give a smaller value");
+    throw Error(what + "=" + FloatText(v) + " is beyond a float's range (+-3.4e38): give a smaller value");
   }
   if (v != 0.0 && static_cast<float>(v) == 0.0f) {  // 1e-50 as a float is 0: greedy, not what was asked
-    char text[32];
-    std::snprintf(text, sizeof(text), "%.9g", v);
-    throw Error(what + "=" + text + " is too small for a float (it would be 0): give 0, or at least 1.5e-45");
+    throw Error(what + "=" + FloatText(v) + " is too small for a float (it would be 0): give 0, or at least 1.5e-45");
   }
   return static_cast<float>(v);
 }
