@@ -68,6 +68,16 @@ def _union(*seqs: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(out)
 
 
+def _refuse_partial_rotary(factor: Any, where: str) -> None:
+    """Raises ConfigError unless `factor` (a partial_rotary_factor; `where` prefixes its name in
+    the message) is 1. Llama's RoPE turns every dimension of a head; HF derives a partial
+    rotation's frequencies from head_dim * partial_rotary_factor, which no reading of the
+    full-head formula gives."""
+    if factor != 1.0:
+        raise ConfigError(f"config.json: {where}partial_rotary_factor={factor!r}: TileInfer's RoPE "
+                          f"rotates the whole head; partial rotary embeddings are not supported")
+
+
 def _normalise_rope_scaling(rope: Any, key: str = "rope_scaling") -> dict | None:
     """Validated copy of an HF `rope_scaling` dict; None for no scaling (or 'default').
 
@@ -78,12 +88,7 @@ def _normalise_rope_scaling(rope: Any, key: str = "rope_scaling") -> dict | None
         return None
     if not isinstance(rope, Mapping):
         raise ConfigError(f"config.json: {key}={rope!r} must be an object or null")
-    # Llama's RoPE turns every dimension of a head; HF derives a partial rotation's frequencies
-    # from head_dim * partial_rotary_factor, which no reading of the full-head formula gives.
-    partial = rope.get("partial_rotary_factor", 1.0)
-    if partial != 1.0:
-        raise ConfigError(f"config.json: {key} partial_rotary_factor={partial!r}: TileInfer's RoPE "
-                          f"rotates the whole head; partial rotary embeddings are not supported")
+    _refuse_partial_rotary(rope.get("partial_rotary_factor", 1.0), f"{key} ")
     # `type` is older transformers' spelling of `rope_type`; both mean the same.
     rope_type = rope.get("rope_type", rope.get("type"))
     if rope_type is None:
@@ -215,31 +220,25 @@ class LlamaConfig:
         if act not in ("silu", "swish"):  # transformers' ACT2FN: both are SiLU
             raise ConfigError(f"config.json: hidden_act={act!r}; only 'silu' (or 'swish', the same "
                               f"function: SwiGLU) is supported")
-        partial = config.get("partial_rotary_factor", 1.0)
-        if partial != 1.0:  # as in _normalise_rope_scaling, where rope_parameters may hold it
-            raise ConfigError(f"config.json: partial_rotary_factor={partial!r}: TileInfer's RoPE "
-                              f"rotates the whole head; partial rotary embeddings are not supported")
+        _refuse_partial_rotary(config.get("partial_rotary_factor", 1.0), "")  # rope_parameters' below
 
         # transformers>=5 moves rope_theta/rope_scaling into one `rope_parameters` object.
+        # Normalised here, so that messages name the key the scaling came from.
         rope_params = config.get("rope_parameters")
-        rope_key = "rope_scaling"
         if isinstance(rope_params, Mapping):
             rope_theta = rope_params.get("rope_theta", config.get("rope_theta"))
-            rope_scaling = dict(rope_params)
-            rope_scaling.pop("rope_theta", None)
-            rope_key = "rope_parameters"
+            rope_scaling = _normalise_rope_scaling(
+                {k: v for k, v in rope_params.items() if k != "rope_theta"}, "rope_parameters")
             # transformers 4 reads only rope_scaling, 5 takes rope_scaling over rope_parameters
             # when both are set: a checkpoint whose two disagree means different models to them.
             legacy = config.get("rope_scaling")
-            if legacy is not None and (_normalise_rope_scaling(legacy)
-                                       != _normalise_rope_scaling(rope_scaling, rope_key)):
+            if legacy is not None and _normalise_rope_scaling(legacy) != rope_scaling:
                 raise ConfigError(f"config.json: rope_scaling={legacy!r} and rope_parameters="
                                   f"{dict(rope_params)!r} disagree (transformers releases read "
                                   f"different ones); keep only the one the model was trained with")
         else:
             rope_theta = config.get("rope_theta")
-            rope_scaling = config.get("rope_scaling")
-        rope_scaling = _normalise_rope_scaling(rope_scaling, rope_key)  # messages name its key
+            rope_scaling = _normalise_rope_scaling(config.get("rope_scaling"))
         if rope_theta is None:
             rope_theta = _HF_DEFAULTS["rope_theta"]
 
