@@ -180,23 +180,76 @@ std::string Timed(const char* what, Launch&& launch, float* ms) {
   return err == cudaSuccess ? "" : std::string(what) + ": " + cudaGetErrorString(err);
 }
 
-// GridBarrier's kernel (stream_read.h). scratch: [0] counter, [1] mismatches, then two
-// rounds of one slot per block (round i % 2 is rewritten only after barrier i + 1, which
-// every reader of round i has passed).
+// GridBarrier's polls: acquire loads of `word` until it reaches `target`; sleep_ns > 0:
+// __nanosleep(sleep_ns) after each poll that did not (fewer loads queued at the word's L2 slice).
+__device__ __forceinline__ void PollAtLeast(const uint32_t* word, uint32_t target, uint32_t sleep_ns) {
+  while (device::LoadAcquire(word) < target) {
+    if (sleep_ns != 0) __nanosleep(sleep_ns);
+  }
+}
+
+// GridBarrier's kinds but grid.sync() and kCounterRelaxedPoll (stream_read.h), each between two
+// __syncthreads: the stamp is the barriers passed + 1; `scratch` as GridBarrierKernel's.
 template <BarrierKind kKind>
-__global__ void GridBarrierKernel(int iterations, uint32_t* scratch) {
+__device__ __forceinline__ void ScratchBarrier(uint32_t* scratch, uint32_t stamp, uint32_t sleep_ns) {
   const uint32_t n = gridDim.x;
-  uint32_t* slots = scratch + 2;
+  uint32_t* counter = scratch;
+  uint32_t* go = scratch + 2;
+  uint32_t* flags = scratch + kBarrierScratchFixed + 2 * n;
+  uint32_t* wake = flags + n;  // a 128-byte line a block
+  __shared__ uint32_t last;
+  __syncthreads();
+  if (kKind == kCounterBarrier) {
+    if (threadIdx.x == 0) {
+      device::AddRelease(counter);
+      PollAtLeast(counter, stamp * n, sleep_ns);
+    }
+  } else if (kKind == kFlagBarrier) {
+    if (threadIdx.x == 0) device::StoreRelease(flags + blockIdx.x, stamp);
+    if (threadIdx.x < n) PollAtLeast(flags + threadIdx.x, stamp, sleep_ns);
+  } else if (kKind == kFlagGather) {
+    if (threadIdx.x == 0) device::StoreRelease(flags + blockIdx.x, stamp);
+    if (blockIdx.x == 0) {
+      if (threadIdx.x < n) PollAtLeast(flags + threadIdx.x, stamp, sleep_ns);
+      __syncthreads();
+      if (threadIdx.x == 0) device::StoreRelease(go, stamp);
+    } else if (threadIdx.x == 0) {
+      PollAtLeast(go, stamp, sleep_ns);
+    }
+  } else if (kKind == kCounterWake) {
+    if (threadIdx.x == 0) {
+      uint32_t old;
+      asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;\n" : "=r"(old) : "l"(counter) : "memory");
+      last = old == stamp * n - 1;
+    }
+    __syncthreads();
+    if (last) {
+      if (threadIdx.x < n) device::StoreRelease(wake + 32 * threadIdx.x, stamp);
+    } else if (threadIdx.x == 0) {
+      PollAtLeast(wake + 32 * blockIdx.x, stamp, sleep_ns);
+    }
+  }
+  __syncthreads();
+}
+
+// GridBarrier's kernel (stream_read.h). scratch: [0] counter, [1] mismatches, [2] kFlagGather's
+// go word, then two rounds of one slot per block (round i % 2 is rewritten only after barrier
+// i + 1, which every reader of round i has passed), then the flag kinds' flag per block, then
+// kCounterWake's 128-byte line per block.
+template <BarrierKind kKind>
+__global__ void GridBarrierKernel(int iterations, uint32_t poll_sleep_ns, uint32_t* scratch) {
+  const uint32_t n = gridDim.x;
+  uint32_t* slots = scratch + kBarrierScratchFixed;
   for (int i = 0; i < iterations; ++i) {
     uint32_t* round = slots + (i & 1) * n;
     const uint32_t stamp = static_cast<uint32_t>(i) + 1;
     if (threadIdx.x == 32) round[blockIdx.x] = stamp;  // not the arriving warp's write
     if (kKind == kGridSync) {
       cooperative_groups::this_grid().sync();
-    } else if (kKind == kCounterBarrier) {
-      device::CounterBarrier</*kAcquirePoll=*/true>(scratch, stamp * n);
-    } else {
+    } else if (kKind == kCounterRelaxedPoll) {
       device::CounterBarrier</*kAcquirePoll=*/false>(scratch, stamp * n);
+    } else {
+      ScratchBarrier<kKind>(scratch, stamp, poll_sleep_ns);
     }
     if (threadIdx.x == 0 && *static_cast<volatile uint32_t*>(round + (blockIdx.x + 1) % n) != stamp) {
       atomicAdd(scratch + 1, 1u);
@@ -862,17 +915,25 @@ const void* BarrierKernel(BarrierKind kind) {
     case kGridSync: return reinterpret_cast<const void*>(GridBarrierKernel<kGridSync>);
     case kCounterBarrier: return reinterpret_cast<const void*>(GridBarrierKernel<kCounterBarrier>);
     case kCounterRelaxedPoll: return reinterpret_cast<const void*>(GridBarrierKernel<kCounterRelaxedPoll>);
+    case kFlagBarrier: return reinterpret_cast<const void*>(GridBarrierKernel<kFlagBarrier>);
+    case kFlagGather: return reinterpret_cast<const void*>(GridBarrierKernel<kFlagGather>);
+    case kCounterWake: return reinterpret_cast<const void*>(GridBarrierKernel<kCounterWake>);
     default: return nullptr;
   }
 }
 
-std::string GridBarrier(int blocks, int threads, BarrierKind kind, int iterations, uint32_t* scratch, float* ms,
-                        uint32_t* mismatches) {
+std::string GridBarrier(int blocks, int threads, BarrierKind kind, int iterations, uint32_t poll_sleep_ns,
+                        uint32_t* scratch, float* ms, uint32_t* mismatches) {
   const void* kernel = BarrierKernel(kind);
   if (kernel == nullptr) {
     return "barrier kind " + std::to_string(static_cast<int>(kind)) +
-           ": give kGridSync, kCounterBarrier or kCounterRelaxedPoll";
+           ": give kGridSync, kCounterBarrier, kCounterRelaxedPoll, kFlagBarrier, kFlagGather or kCounterWake";
   }
+  if ((kind == kFlagBarrier || kind == kFlagGather || kind == kCounterWake) && threads < blocks) {
+    return "threads " + std::to_string(threads) + " for " + std::to_string(blocks) +
+           " blocks: this barrier polls or wakes a block a thread; give at least as many threads as blocks";
+  }
+  if (poll_sleep_ns > 1000000) return "poll_sleep_ns " + std::to_string(poll_sleep_ns) + ": give at most 1 ms";
   if (iterations < 1) return "iterations " + std::to_string(iterations) + ": give at least 1";
   if (threads < 64 || threads % 32 != 0) {
     return "threads " + std::to_string(threads) +
@@ -880,9 +941,10 @@ std::string GridBarrier(int blocks, int threads, BarrierKind kind, int iteration
   }
   const std::string fits = CooperativeFits(kernel, blocks, threads, "barrier");
   if (!fits.empty()) return fits;
-  cudaError_t err = cudaMemset(scratch, 0, (2 + 2 * static_cast<size_t>(blocks)) * sizeof(uint32_t));
+  cudaError_t err = cudaMemset(
+      scratch, 0, (kBarrierScratchFixed + kBarrierScratchPerBlock * static_cast<size_t>(blocks)) * sizeof(uint32_t));
   if (err != cudaSuccess) return std::string("cudaMemset (barrier scratch): ") + cudaGetErrorString(err);
-  void* args[] = {&iterations, &scratch};
+  void* args[] = {&iterations, &poll_sleep_ns, &scratch};
   const std::string timed = TimedCooperative("grid barrier", kernel, blocks, threads, args, ms);
   if (!timed.empty()) return timed;
   err = cudaMemcpy(mismatches, scratch + 1, sizeof(uint32_t), cudaMemcpyDeviceToHost);

@@ -40,19 +40,38 @@ std::string StreamGemvBlocksPerSm(int threads, int rows_in_flight, int* blocks_p
 
 // Grid-barrier latency at the worker's launch shape: one cooperative launch of `blocks` x
 // `threads` passes `iterations` grid barriers of `kind`: kGridSync (cooperative_groups'
-// grid.sync(), the worker's barrier) or kCounterBarrier (one monotonic counter: after
+// grid.sync(), main's worker barrier until v57) or kCounterBarrier (one monotonic counter: after
 // __syncthreads, thread 0 adds 1 with release semantics at GPU scope and polls with
 // acquire loads until all blocks have arrived, then __syncthreads) or kCounterRelaxedPoll
-// (the same with relaxed polls and one fence.acq_rel after them). Before each barrier a
+// (the same with relaxed polls and one fence.acq_rel after them) or kFlagBarrier (a flag
+// word per block: thread 0 stores the stamp with release semantics, thread t polls block t's
+// flag with acquire loads; docs/PERFORMANCE.md v57) or kFlagGather (the flags gathered by
+// block 0 alone, whose thread 0 then stores the stamp into one more word, with release
+// semantics, that thread 0 of every other block polls with acquire loads) or kCounterWake
+// (thread 0 of each block adds 1 to the counter with acq_rel semantics and reads the old value;
+// the block whose add completed the count stores the stamp, with release semantics, into every
+// other block's own 128-byte wake line, which that block's thread 0 polls with acquire loads:
+// no word polled by more than one block). poll_sleep_ns > 0 (at most 1 ms; not for kGridSync
+// and kCounterRelaxedPoll): every acquire poll that did not see its target is followed by
+// __nanosleep(poll_sleep_ns). Before each barrier a
 // second warp of every block writes the iteration into a slot that the next block reads
 // after it; *mismatches counts reads that did not see it (0 for a correct barrier).
-// `threads`: a multiple of 32, at least 64. `scratch`: device, at least 2 + 2 * blocks
-// words. *ms: the launch's time (CUDA events).
+// `threads`: a multiple of 32, at least 64, and at least `blocks` for the flag kinds.
+// `scratch`: device, at least kBarrierScratchFixed + kBarrierScratchPerBlock * blocks words.
+// *ms: the launch's time (CUDA events).
 // Errors as StreamRead's; also when the blocks cannot all be resident (a cooperative
 // launch would fail).
-enum BarrierKind { kGridSync = 0, kCounterBarrier = 1, kCounterRelaxedPoll = 2 };
-std::string GridBarrier(int blocks, int threads, BarrierKind kind, int iterations, uint32_t* scratch, float* ms,
-                        uint32_t* mismatches);
+enum BarrierKind {
+  kGridSync = 0,
+  kCounterBarrier = 1,
+  kCounterRelaxedPoll = 2,
+  kFlagBarrier = 3,
+  kFlagGather = 4,
+  kCounterWake = 5
+};
+inline constexpr size_t kBarrierScratchFixed = 3, kBarrierScratchPerBlock = 3 + 32;
+std::string GridBarrier(int blocks, int threads, BarrierKind kind, int iterations, uint32_t poll_sleep_ns,
+                        uint32_t* scratch, float* ms, uint32_t* mismatches);
 
 // A model of the worker's layer (the 1B's waves, per block): can a loader warp that streams
 // the weights into a shared-memory ring, ahead of the computing warps and never waiting at

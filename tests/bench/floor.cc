@@ -14,8 +14,10 @@
 // flight per warp) for launch shapes around the worker's 1 x 512, beside the plain read.
 // --mode=barrier measures one grid barrier at the worker's shape (one block of 512 threads
 // per SM, cooperative launch): cooperative_groups' grid.sync() against a counter barrier
-// with release / acquire atomics, polled by acquire loads or by relaxed loads and one fence
-// (cuda/stream_read.h GridBarrier); microseconds per barrier
+// with release / acquire atomics, polled by acquire loads or by relaxed loads and one fence,
+// and against two barriers on a flag word per block and one that wakes each block on a line
+// of its own, some with a sleep between polls (cuda/stream_read.h GridBarrier);
+// microseconds per barrier
 // from launches of N and 2N barriers, (t(2N) - t(N)) / N, medians of --reps; and how many
 // reads after a barrier missed a write made before it (must be 0).
 // --mode=pipeline models the worker's 1B layer (cuda/stream_read.h PipelineStream): per block
@@ -173,29 +175,38 @@ int BarrierMode(const cudaDeviceProp& prop) {
   constexpr int kThreads = 512, kIterations = 10000;
   const int blocks = prop.multiProcessorCount;
   uint32_t* scratch = nullptr;
-  if (!Check(cudaMalloc(&scratch, (2 + 2 * static_cast<size_t>(blocks)) * sizeof(uint32_t)), "cudaMalloc (scratch)")) {
+  const size_t scratch_words = tileinfer::kBarrierScratchFixed + tileinfer::kBarrierScratchPerBlock * static_cast<size_t>(blocks);
+  if (!Check(cudaMalloc(&scratch, scratch_words * sizeof(uint32_t)), "cudaMalloc (scratch)")) {
     return 1;
   }
   std::printf("{\n  \"gpu\": \"%s\", \"sm_count\": %d, \"blocks\": %d, \"threads\": %d, \"reps\": %d,\n"
               "  \"barriers\": [\n", prop.name, prop.multiProcessorCount, blocks, kThreads, FLAGS_reps);
-  const struct { tileinfer::BarrierKind kind; const char* name; } kinds[] = {
-      {tileinfer::kGridSync, "cooperative_groups grid.sync"},
-      {tileinfer::kCounterBarrier, "counter, release add, acquire polls"},
-      {tileinfer::kCounterRelaxedPoll, "counter, release add, relaxed polls + fence.acq_rel"}};
+  const struct { tileinfer::BarrierKind kind; uint32_t sleep_ns; const char* name; } kinds[] = {
+      {tileinfer::kGridSync, 0, "cooperative_groups grid.sync"},
+      {tileinfer::kCounterBarrier, 0, "counter, release add, acquire polls"},
+      {tileinfer::kCounterBarrier, 64, "counter, release add, acquire polls"},
+      {tileinfer::kCounterBarrier, 256, "counter, release add, acquire polls"},
+      {tileinfer::kCounterRelaxedPoll, 0, "counter, release add, relaxed polls + fence.acq_rel"},
+      {tileinfer::kFlagBarrier, 0, "flag a block, release store, a thread's acquire polls of each flag"},
+      {tileinfer::kFlagBarrier, 256, "flag a block, release store, a thread's acquire polls of each flag"},
+      {tileinfer::kFlagGather, 0, "flag a block gathered by block 0, one go word polled by the others"},
+      {tileinfer::kCounterWake, 0, "counter, acq_rel add read back, the last wakes each block's own line"},
+      {tileinfer::kCounterWake, 64, "counter, acq_rel add read back, the last wakes each block's own line"},
+      {tileinfer::kCounterWake, 256, "counter, acq_rel add read back, the last wakes each block's own line"}};
   int status = 0;
   for (const auto& k : kinds) {
     std::vector<float> us;
     uint64_t missed = 0;
     const bool ok = RoundUs(kIterations, [&](int n, float* ms) {
       uint32_t mismatches = 0;
-      const std::string err = tileinfer::GridBarrier(blocks, kThreads, k.kind, n, scratch, ms, &mismatches);
+      const std::string err = tileinfer::GridBarrier(blocks, kThreads, k.kind, n, k.sleep_ns, scratch, ms, &mismatches);
       missed += mismatches;
       return err;
     }, &us);
     if (!ok) return 1;
     if (missed != 0) status = 1;
-    std::printf("%s    {\"kind\": \"%s\", \"us_per_barrier\": %.3f, \"missed_writes\": %llu}",
-                &k == kinds ? "" : ",\n", k.name, Median(us), static_cast<unsigned long long>(missed));
+    std::printf("%s    {\"kind\": \"%s\", \"poll_sleep_ns\": %u, \"us_per_barrier\": %.3f, \"missed_writes\": %llu}",
+                &k == kinds ? "" : ",\n", k.name, k.sleep_ns, Median(us), static_cast<unsigned long long>(missed));
   }
   std::printf("\n  ]\n}\n");
   cudaFree(scratch);
