@@ -180,6 +180,11 @@ std::string Timed(const char* what, Launch&& launch, float* ms) {
   return err == cudaSuccess ? "" : std::string(what) + ": " + cudaGetErrorString(err);
 }
 
+// A release store of a word at GPU scope (the flag barriers' arrival and wake-up).
+__device__ __forceinline__ void StoreRelease(uint32_t* word, uint32_t value) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(word), "r"(value) : "memory");
+}
+
 // GridBarrier's polls: acquire loads of `word` until it reaches `target`; sleep_ns > 0:
 // __nanosleep(sleep_ns) after each poll that did not (fewer loads queued at the word's L2 slice).
 __device__ __forceinline__ void PollAtLeast(const uint32_t* word, uint32_t target, uint32_t sleep_ns) {
@@ -205,14 +210,14 @@ __device__ __forceinline__ void ScratchBarrier(uint32_t* scratch, uint32_t stamp
       PollAtLeast(counter, stamp * n, sleep_ns);
     }
   } else if (kKind == kFlagBarrier) {
-    if (threadIdx.x == 0) device::StoreRelease(flags + blockIdx.x, stamp);
+    if (threadIdx.x == 0) StoreRelease(flags + blockIdx.x, stamp);
     if (threadIdx.x < n) PollAtLeast(flags + threadIdx.x, stamp, sleep_ns);
   } else if (kKind == kFlagGather) {
-    if (threadIdx.x == 0) device::StoreRelease(flags + blockIdx.x, stamp);
+    if (threadIdx.x == 0) StoreRelease(flags + blockIdx.x, stamp);
     if (blockIdx.x == 0) {
       if (threadIdx.x < n) PollAtLeast(flags + threadIdx.x, stamp, sleep_ns);
       __syncthreads();
-      if (threadIdx.x == 0) device::StoreRelease(go, stamp);
+      if (threadIdx.x == 0) StoreRelease(go, stamp);
     } else if (threadIdx.x == 0) {
       PollAtLeast(go, stamp, sleep_ns);
     }
@@ -224,7 +229,7 @@ __device__ __forceinline__ void ScratchBarrier(uint32_t* scratch, uint32_t stamp
     }
     __syncthreads();
     if (last) {
-      if (threadIdx.x < n) device::StoreRelease(wake + 32 * threadIdx.x, stamp);
+      if (threadIdx.x < n) StoreRelease(wake + 32 * threadIdx.x, stamp);
     } else if (threadIdx.x == 0) {
       PollAtLeast(wake + 32 * blockIdx.x, stamp, sleep_ns);
     }
