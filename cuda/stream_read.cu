@@ -186,7 +186,8 @@ __device__ __forceinline__ void StoreRelease(uint32_t* word, uint32_t value) {
 }
 
 // GridBarrier's polls: acquire loads of `word` until it reaches `target`; sleep_ns > 0:
-// __nanosleep(sleep_ns) after each poll that did not (fewer loads queued at the word's L2 slice).
+// __nanosleep(sleep_ns) after each poll that did not, so that fewer loads queue at the word's L2
+// slice (call FB2: every sleep made the barrier slower).
 __device__ __forceinline__ void PollAtLeast(const uint32_t* word, uint32_t target, uint32_t sleep_ns) {
   while (device::LoadAcquire(word) < target) {
     if (sleep_ns != 0) __nanosleep(sleep_ns);
@@ -939,6 +940,10 @@ std::string GridBarrier(int blocks, int threads, BarrierKind kind, int iteration
            " blocks: this barrier polls or wakes a block a thread; give at least as many threads as blocks";
   }
   if (poll_sleep_ns > 1000000) return "poll_sleep_ns " + std::to_string(poll_sleep_ns) + ": give at most 1 ms";
+  if (poll_sleep_ns != 0 && (kind == kGridSync || kind == kCounterRelaxedPoll)) {
+    return "poll_sleep_ns " + std::to_string(poll_sleep_ns) +
+           ": grid.sync() and the relaxed-poll counter do not sleep; give 0 for them";
+  }
   if (iterations < 1) return "iterations " + std::to_string(iterations) + ": give at least 1";
   if (threads < 64 || threads % 32 != 0) {
     return "threads " + std::to_string(threads) +

@@ -40,7 +40,7 @@ std::string StreamGemvBlocksPerSm(int threads, int rows_in_flight, int* blocks_p
 
 // Grid-barrier latency at the worker's launch shape: one cooperative launch of `blocks` x
 // `threads` passes `iterations` grid barriers of `kind`: kGridSync (cooperative_groups'
-// grid.sync(), main's worker barrier until v57) or kCounterBarrier (one monotonic counter: after
+// grid.sync(), the worker's barrier) or kCounterBarrier (one monotonic counter: after
 // __syncthreads, thread 0 adds 1 with release semantics at GPU scope and polls with
 // acquire loads until all blocks have arrived, then __syncthreads) or kCounterRelaxedPoll
 // (the same with relaxed polls and one fence.acq_rel after them) or kFlagBarrier (a flag
@@ -53,10 +53,12 @@ std::string StreamGemvBlocksPerSm(int threads, int rows_in_flight, int* blocks_p
 // other block's own 128-byte wake line, which that block's thread 0 polls with acquire loads:
 // no word polled by more than one block). poll_sleep_ns > 0 (at most 1 ms; not for kGridSync
 // and kCounterRelaxedPoll): every acquire poll that did not see its target is followed by
-// __nanosleep(poll_sleep_ns). Before each barrier a
-// second warp of every block writes the iteration into a slot that the next block reads
-// after it; *mismatches counts reads that did not see it (0 for a correct barrier).
-// `threads`: a multiple of 32, at least 64, and at least `blocks` for the flag kinds.
+// __nanosleep(poll_sleep_ns). On the H200 (docs/PERFORMANCE.md, calls FB and FB2) none of the
+// kinds or sleeps beat kCounterBarrier without a sleep. Before each barrier a second warp of
+// every block writes the iteration into a slot that the next block reads after it;
+// *mismatches counts reads that did not see it (0 for a correct barrier).
+// `threads`: a multiple of 32, at least 64, and at least `blocks` for kFlagBarrier, kFlagGather
+// and kCounterWake.
 // `scratch`: device, at least kBarrierScratchFixed + kBarrierScratchPerBlock * blocks words.
 // *ms: the launch's time (CUDA events).
 // Errors as StreamRead's; also when the blocks cannot all be resident (a cooperative
