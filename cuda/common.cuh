@@ -51,14 +51,22 @@ __device__ __forceinline__ uint32_t LoadAcquire(const uint32_t* counter) {
 #endif
 }
 
-// The reader half of that pattern for a whole block: thread 0 polls `counter` with acquire
-// loads until it reaches `target`; the __syncthreads then orders every thread's later reads
-// after the writes released before the adds it observed.
-__device__ __forceinline__ void WaitAtLeast(const uint32_t* counter, uint32_t target) {
-  if (threadIdx.x == 0) {
-    while (LoadAcquire(counter) < target) {
-    }
+// One thread's acquire polls of `word` until it reaches `target`. sleep_ns > 0: __nanosleep(sleep_ns)
+// after each poll that did not (floor --mode=barrier's variants; on the H200 every sleep made
+// the barrier slower, docs/PERFORMANCE.md call FB2).
+__device__ __forceinline__ void PollAtLeast(const uint32_t* word, uint32_t target, uint32_t sleep_ns = 0) {
+  while (LoadAcquire(word) < target) {
+#ifdef __CUDA_ARCH__
+    if (sleep_ns != 0) __nanosleep(sleep_ns);
+#endif
   }
+}
+
+// The reader half of that pattern for a whole block: thread 0 polls `counter` with acquire
+// loads until it reaches `target` (PollAtLeast); the __syncthreads then orders every thread's
+// later reads after the writes released before the adds it observed.
+__device__ __forceinline__ void WaitAtLeast(const uint32_t* counter, uint32_t target, uint32_t sleep_ns = 0) {
+  if (threadIdx.x == 0) PollAtLeast(counter, target, sleep_ns);
   __syncthreads();
 }
 
@@ -70,12 +78,12 @@ __device__ __forceinline__ void WaitAtLeast(const uint32_t* counter, uint32_t ta
 // writes before the second __syncthreads and so before the block's later reads (PTX ISA,
 // memory consistency model: release and acquire patterns). kAcquirePoll false: the polls
 // are relaxed loads and one fence.acq_rel follows the last (an acquire pattern too), so
-// that each poll is a plain L2 read.
+// that each poll is a plain L2 read. sleep_ns: WaitAtLeast's (acquire polls only).
 template <bool kAcquirePoll = true>
-__device__ __forceinline__ void CounterBarrier(uint32_t* counter, uint32_t target) {
+__device__ __forceinline__ void CounterBarrier(uint32_t* counter, uint32_t target, uint32_t sleep_ns = 0) {
   __syncthreads();
   if (threadIdx.x == 0) AddRelease(counter);
-  if (kAcquirePoll) return WaitAtLeast(counter, target);
+  if (kAcquirePoll) return WaitAtLeast(counter, target, sleep_ns);
   if (threadIdx.x == 0) {
     uint32_t seen;
     do {

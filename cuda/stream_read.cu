@@ -185,19 +185,12 @@ __device__ __forceinline__ void StoreRelease(uint32_t* word, uint32_t value) {
   asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(word), "r"(value) : "memory");
 }
 
-// GridBarrier's polls: acquire loads of `word` until it reaches `target`; sleep_ns > 0:
-// __nanosleep(sleep_ns) after each poll that did not, so that fewer loads queue at the word's L2
-// slice (call FB2: every sleep made the barrier slower).
-__device__ __forceinline__ void PollAtLeast(const uint32_t* word, uint32_t target, uint32_t sleep_ns) {
-  while (device::LoadAcquire(word) < target) {
-    if (sleep_ns != 0) __nanosleep(sleep_ns);
-  }
-}
-
-// GridBarrier's kinds but grid.sync() and kCounterRelaxedPoll (stream_read.h), each between two
-// __syncthreads: the stamp is the barriers passed + 1; `scratch` as GridBarrierKernel's.
+// GridBarrier's kinds that are not a counter barrier (kFlagBarrier, kFlagGather, kCounterWake;
+// stream_read.h), each between two __syncthreads: the stamp is the barriers passed + 1;
+// `scratch` as GridBarrierKernel's; sleep_ns: device::PollAtLeast's.
 template <BarrierKind kKind>
 __device__ __forceinline__ void ScratchBarrier(uint32_t* scratch, uint32_t stamp, uint32_t sleep_ns) {
+  using device::PollAtLeast;
   const uint32_t n = gridDim.x;
   uint32_t* counter = scratch;
   uint32_t* go = scratch + 2;
@@ -205,12 +198,7 @@ __device__ __forceinline__ void ScratchBarrier(uint32_t* scratch, uint32_t stamp
   uint32_t* wake = flags + n;  // a 128-byte line a block
   __shared__ uint32_t last;
   __syncthreads();
-  if (kKind == kCounterBarrier) {
-    if (threadIdx.x == 0) {
-      device::AddRelease(counter);
-      PollAtLeast(counter, stamp * n, sleep_ns);
-    }
-  } else if (kKind == kFlagBarrier) {
+  if (kKind == kFlagBarrier) {
     if (threadIdx.x == 0) StoreRelease(flags + blockIdx.x, stamp);
     if (threadIdx.x < n) PollAtLeast(flags + threadIdx.x, stamp, sleep_ns);
   } else if (kKind == kFlagGather) {
@@ -252,6 +240,8 @@ __global__ void GridBarrierKernel(int iterations, uint32_t poll_sleep_ns, uint32
     if (threadIdx.x == 32) round[blockIdx.x] = stamp;  // not the arriving warp's write
     if (kKind == kGridSync) {
       cooperative_groups::this_grid().sync();
+    } else if (kKind == kCounterBarrier) {
+      device::CounterBarrier</*kAcquirePoll=*/true>(scratch, stamp * n, poll_sleep_ns);
     } else if (kKind == kCounterRelaxedPoll) {
       device::CounterBarrier</*kAcquirePoll=*/false>(scratch, stamp * n);
     } else {
