@@ -21,8 +21,9 @@ struct SamplingOptions {
 void CheckSamplingOptions(const SamplingOptions& options);
 
 // `v` (a command line's or Python's double) as a float option named `what`, e.g.
-// "--temperature": a finite v beyond float's range is an error here, which as a float would
-// be inf and refused as "inf", not as the number given.
+// "--temperature". Throws Error, naming the number given, for a finite v beyond float's range
+// (as a float it would be inf, refused as "inf") and for a nonzero v that a float holds only as
+// 0 (1e-50: silently greedy otherwise).
 float OptionFloat(double v, const std::string& what);
 
 // A uniform number in [0, 1) for draw `counter` of stream `seed` (cuda/sample.h's DrawBits;
