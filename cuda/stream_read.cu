@@ -819,6 +819,156 @@ __global__ void __launch_bounds__((kLoadedBarrierWarp + 1) * 32, 1) LoadedBarrie
 #endif
 }
 
+// ClusterRounds' kernel (stream_read.h). scratch, in 32-bit words zeroed by the host: [0] the
+// grid counter, [32] the mismatches, [64 + 32 g] group g's counter (a 128-byte line each),
+// then two rounds of one slot per block (round i's at i % 2: rewritten in round i + 2, after
+// the barrier of round i + 1, which every reader of round i has passed), then the L2 chain
+// (kClusterChainWords words, word j holding the next index; set by the host).
+constexpr uint32_t kClusterChainWords = 4096, kClusterSmemChainWords = 1024, kClusterChainStep = 33;
+struct ClusterArgs {
+  const uint8_t* data;
+  size_t per_block;  // bytes each block streams, a multiple of one pass of its loads; 0: none
+  int iterations;
+  uint32_t groups;  // blocks / cluster size
+  uint32_t* scratch;
+  const uint32_t* chain;          // the L2 chain, in scratch
+  unsigned long long* streamed;   // bytes, summed over blocks
+  uint32_t* sink;
+};
+
+#if __CUDA_ARCH__ >= 900
+// The shared address `addr` of this block mapped to the same variable in block `rank` of the
+// cluster (a shared::cluster address).
+__device__ __forceinline__ uint32_t MapToRank(uint32_t addr, uint32_t rank) {
+  uint32_t mapped;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(mapped) : "r"(addr), "r"(rank));
+  return mapped;
+}
+
+__device__ __forceinline__ uint32_t LoadClusterShared(uint32_t addr) {
+  uint32_t v;
+  asm volatile("ld.shared::cluster.u32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
+  return v;
+}
+
+// One kClusterMbarrier round `r` of the calling thread: an arrival, with release semantics at
+// cluster scope, on mbarrier r % 2 of every block of the cluster, then its own mbarrier's
+// phase r / 2 waited for with acquire semantics at cluster scope (Watchdog as WaitParity's).
+__device__ __forceinline__ void ClusterMbarrierRound(const uint64_t* mbar, uint32_t r, uint32_t size) {
+  const uint32_t own = SharedAddress(&mbar[r & 1]);
+  for (uint32_t k = 0; k < size; ++k) {
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(MapToRank(own, k)) : "memory");
+  }
+  const long long t0 = clock64();
+  uint32_t done;
+  do {
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+        " selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(own), "r"((r >> 1) & 1)
+        : "memory");
+    if (!done) Watchdog(t0);
+  } while (!done);
+}
+#endif
+
+template <ClusterKind kKind>
+__global__ void __launch_bounds__(kClusterThreads, 1) ClusterRoundsKernel(ClusterArgs a) {
+#if __CUDA_ARCH__ >= 900
+  __shared__ alignas(8) uint64_t mbar[2];
+  __shared__ uint32_t slot[2];
+  __shared__ uint32_t smem_chain[kClusterSmemChainWords];
+  __shared__ int stop;
+  cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+  const uint32_t rank = cluster.block_rank(), size = cluster.num_blocks();
+  const uint32_t b = blockIdx.x, n = gridDim.x;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (uint32_t j = threadIdx.x; j < kClusterSmemChainWords; j += blockDim.x) {
+    smem_chain[j] = (j + kClusterChainStep) % kClusterSmemChainWords;
+  }
+  if (threadIdx.x == 0) {
+    stop = 0;
+    slot[0] = slot[1] = 0;
+    InitMbarrier(SharedAddress(&mbar[0]), size);
+    InitMbarrier(SharedAddress(&mbar[1]), size);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  cluster.sync();  // every block's mbarriers and chain are set before any remote use
+  uint32_t* mismatches = a.scratch + 32;
+  uint32_t* slots = a.scratch + 64 + 32 * a.groups;
+  const uint32_t next_rank = (rank + 1) % size;
+  volatile int* stop_flag = &stop;
+  if (kKind == kClusterHardware) {
+    for (int i = 0; i < a.iterations; ++i) {
+      const uint32_t stamp = static_cast<uint32_t>(i) + 1;
+      if (threadIdx.x == 32) slot[i & 1] = stamp;  // not the checking thread's write
+      cluster.sync();
+      if (threadIdx.x == 0 && LoadClusterShared(MapToRank(SharedAddress(&slot[i & 1]), next_rank)) != stamp) {
+        atomicAdd(mismatches, 1u);
+      }
+    }
+  } else if (warp == kClusterSyncWarp) {
+    if (lane == 0) {
+      uint32_t index = 0, missed = 0, r = 0;
+      for (int i = 0; i < a.iterations; ++i) {
+        const uint32_t stamp = static_cast<uint32_t>(i) + 1;
+        uint32_t* round = slots + (i & 1) * n;
+        if (kKind == kClusterMbarrier) {
+          slot[i & 1] = stamp;
+          ClusterMbarrierRound(mbar, r++, size);
+          missed += LoadClusterShared(MapToRank(SharedAddress(&slot[i & 1]), next_rank)) != stamp;
+        } else if (kKind == kGroupCounter) {
+          round[b] = stamp;
+          ArriveAndWait(a.scratch + 64 + 32 * (b / size), stamp * size, clock64());
+          missed += device::LoadAcquire(round + (b / size) * size + next_rank) != stamp;
+        } else if (kKind == kGridCounter || kKind == kHierarchicalGrid) {
+          round[b] = stamp;
+          if (kKind == kGridCounter) {
+            ArriveAndWait(a.scratch, stamp * n, clock64());
+          } else {
+            ClusterMbarrierRound(mbar, r++, size);
+            if (rank == 0) ArriveAndWait(a.scratch, stamp * a.groups, clock64());
+            ClusterMbarrierRound(mbar, r++, size);
+          }
+          uint32_t seen;
+          asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];\n" : "=r"(seen) : "l"(round + (b + 1) % n) : "memory");
+          missed += seen != stamp;
+        } else if (kKind == kRemoteSmemChase) {
+          index = LoadClusterShared(MapToRank(SharedAddress(&smem_chain[index]), next_rank));
+        } else if (kKind == kL2Chase) {
+          asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];\n" : "=r"(index) : "l"(a.chain + index) : "memory");
+        }
+      }
+      if (missed != 0) atomicAdd(mismatches, missed);
+      if (index == 0xFFFFFFFFu) a.sink[b] = index;  // never taken; keeps the chase live
+      *stop_flag = 1;
+    }
+  } else if (a.per_block != 0 && warp < kClusterSyncWarp) {
+    constexpr uint32_t kStreamThreads = kClusterSyncWarp * 32;
+    const uint4* words = reinterpret_cast<const uint4*>(a.data + b * a.per_block);
+    const size_t n16 = a.per_block / 16;
+    size_t base = threadIdx.x;
+    uint32_t acc = 0;
+    unsigned long long bytes = 0;
+    while (*stop_flag == 0) {
+      uint4 v[kClusterStreamUnroll];
+#pragma unroll
+      for (int u = 0; u < kClusterStreamUnroll; ++u) v[u] = __ldg(words + base + static_cast<size_t>(u) * kStreamThreads);
+#pragma unroll
+      for (int u = 0; u < kClusterStreamUnroll; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+      base += static_cast<size_t>(kStreamThreads) * kClusterStreamUnroll;
+      if (base >= n16) base = threadIdx.x;
+      bytes += 16 * kClusterStreamUnroll;
+    }
+    atomicAdd(a.streamed, bytes);
+    if (acc == 0x9E3779B9u) a.sink[b] = acc;  // almost never taken; keeps the loads live
+  }
+  __syncwarp();
+  cluster.sync();  // no block leaves while another may still read its shared memory
+#endif
+}
+
 }  // namespace
 
 std::string StreamRead(const void* data, size_t bytes, int blocks, int threads, uint32_t* sink, float* ms) {
@@ -1433,6 +1583,156 @@ std::string IdleCopyRounds(const void* data, size_t bytes, int blocks, const Idl
   cudaFree(table);
   cudaFree(chain_clk);
   cudaFree(clocks);
+  cudaFree(sink);
+  return fail;
+}
+
+namespace {
+
+// ClusterRoundsKernel<kind>, or nullptr for a kind it is not built for.
+const void* ClusterKernel(ClusterKind kind) {
+  switch (kind) {
+    case kClusterHardware: return reinterpret_cast<const void*>(ClusterRoundsKernel<kClusterHardware>);
+    case kClusterMbarrier: return reinterpret_cast<const void*>(ClusterRoundsKernel<kClusterMbarrier>);
+    case kGroupCounter: return reinterpret_cast<const void*>(ClusterRoundsKernel<kGroupCounter>);
+    case kGridCounter: return reinterpret_cast<const void*>(ClusterRoundsKernel<kGridCounter>);
+    case kHierarchicalGrid: return reinterpret_cast<const void*>(ClusterRoundsKernel<kHierarchicalGrid>);
+    case kRemoteSmemChase: return reinterpret_cast<const void*>(ClusterRoundsKernel<kRemoteSmemChase>);
+    case kL2Chase: return reinterpret_cast<const void*>(ClusterRoundsKernel<kL2Chase>);
+    default: return nullptr;
+  }
+}
+
+// "" when this GPU has thread-block clusters (compute capability 9.0 or above) and
+// `cluster_size` is 1..16; otherwise what is wrong. Sizes above 8 are allowed on `kernel`.
+std::string ClusterSupport(const void* kernel, int cluster_size) {
+  int major = 0;
+  const std::string attr_err = DeviceAttributes({{cudaDevAttrComputeCapabilityMajor, &major}});
+  if (!attr_err.empty()) return attr_err;
+  if (major < 9) {
+    return "thread-block clusters need compute capability 9.0 or above (sm_90); this GPU is " + std::to_string(major) +
+           ".x";
+  }
+  if (cluster_size < 1 || cluster_size > 16) {
+    return "cluster size " + std::to_string(cluster_size) + ": give 1..16 (above 8 is the non-portable size)";
+  }
+  if (cluster_size > 8) {
+    const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+    if (err != cudaSuccess) return std::string("cudaFuncSetAttribute (non-portable cluster size): ") + cudaGetErrorString(err);
+  }
+  return "";
+}
+
+// The launch configuration of `blocks` x kClusterThreads of `kernel` in clusters of
+// `cluster_size` (attrs[0]) and, if `cooperative`, the cooperative attribute (attrs[1]); each
+// block asks for more than half the opt-in shared memory (unused), so that no SM holds two
+// blocks (LoadedBarrier's rule: one block per SM, as the worker). "" or the CUDA error.
+std::string ClusterConfig(const void* kernel, int blocks, int cluster_size, bool cooperative, cudaLaunchAttribute* attrs,
+                          cudaLaunchConfig_t* config) {
+  int optin = 0;
+  const std::string attr_err = DeviceAttributes({{cudaDevAttrMaxSharedMemoryPerBlockOptin, &optin}});
+  if (!attr_err.empty()) return attr_err;
+  const int dynamic_bytes = optin / 2 + 1024;
+  const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, dynamic_bytes);
+  if (err != cudaSuccess) return std::string("cudaFuncSetAttribute (shared memory): ") + cudaGetErrorString(err);
+  *config = {};
+  config->gridDim = dim3(blocks);
+  config->blockDim = dim3(kClusterThreads);
+  config->dynamicSmemBytes = static_cast<size_t>(dynamic_bytes);
+  attrs[0].id = cudaLaunchAttributeClusterDimension;
+  attrs[0].val.clusterDim.x = static_cast<unsigned>(cluster_size);
+  attrs[0].val.clusterDim.y = 1;
+  attrs[0].val.clusterDim.z = 1;
+  attrs[1].id = cudaLaunchAttributeCooperative;
+  attrs[1].val.cooperative = 1;
+  config->attrs = attrs;
+  config->numAttrs = cooperative ? 2 : 1;
+  return "";
+}
+
+// MaxActiveClusters for `kernel`.
+std::string ClustersResident(const void* kernel, int cluster_size, int* clusters) {
+  const std::string support = ClusterSupport(kernel, cluster_size);
+  if (!support.empty()) return support;
+  cudaLaunchAttribute attrs[2];
+  cudaLaunchConfig_t config;
+  const std::string config_err = ClusterConfig(kernel, cluster_size, cluster_size, false, attrs, &config);
+  if (!config_err.empty()) return config_err;
+  const cudaError_t err = cudaOccupancyMaxActiveClusters(clusters, kernel, &config);
+  return err == cudaSuccess ? "" : std::string("cudaOccupancyMaxActiveClusters: ") + cudaGetErrorString(err);
+}
+
+}  // namespace
+
+std::string MaxActiveClusters(int cluster_size, int* clusters) {
+  return ClustersResident(ClusterKernel(kClusterMbarrier), cluster_size, clusters);
+}
+
+std::string ClusterRounds(const void* data, size_t bytes, int blocks, int cluster_size, ClusterKind kind, bool stream,
+                          bool cooperative, int iterations, ClusterRoundsResult* result) {
+  const void* kernel = ClusterKernel(kind);
+  if (kernel == nullptr) {
+    return "cluster kind " + std::to_string(static_cast<int>(kind)) +
+           ": give kClusterHardware, kClusterMbarrier, kGroupCounter, kGridCounter, kHierarchicalGrid, "
+           "kRemoteSmemChase or kL2Chase";
+  }
+  if (iterations < 1) return "iterations " + std::to_string(iterations) + ": give at least 1";
+  if (stream && kind == kClusterHardware) {
+    return "stream with kClusterHardware: its barrier needs every thread, so none can stream; give stream false";
+  }
+  int resident = 0;
+  const std::string occupancy = ClustersResident(kernel, cluster_size, &resident);
+  if (!occupancy.empty()) return occupancy;
+  if (blocks < cluster_size || blocks % cluster_size != 0 || blocks > resident * cluster_size) {
+    return std::to_string(blocks) + " blocks in clusters of " + std::to_string(cluster_size) +
+           ": give a multiple of the cluster size, at most " + std::to_string(resident * cluster_size) +
+           " (the clusters that can be resident at once on this GPU)";
+  }
+  constexpr size_t kStep = static_cast<size_t>(kClusterSyncWarp) * 32 * kClusterStreamUnroll * 16;
+  const size_t per_block = stream ? bytes / static_cast<size_t>(blocks) / kStep * kStep : 0;
+  if (stream && (data == nullptr || per_block == 0)) {
+    return "stream: give a buffer of at least " + std::to_string(kStep * static_cast<size_t>(blocks)) + " bytes for " +
+           std::to_string(blocks) + " blocks (got " + std::to_string(data == nullptr ? 0 : bytes) + ")";
+  }
+  const uint32_t groups = static_cast<uint32_t>(blocks / cluster_size);
+  const size_t slots_at = 64 + 32 * static_cast<size_t>(groups);
+  const size_t chain_at = (slots_at + 2 * static_cast<size_t>(blocks) + 31) / 32 * 32;
+  const size_t words = chain_at + kClusterChainWords;
+  std::vector<uint32_t> chain(kClusterChainWords);
+  for (uint32_t j = 0; j < kClusterChainWords; ++j) chain[j] = (j + kClusterChainStep) % kClusterChainWords;
+  uint32_t* scratch = nullptr;
+  unsigned long long* streamed = nullptr;
+  uint32_t* sink = nullptr;
+  std::string fail;
+  auto check = [&](cudaError_t e, const char* what) {
+    if (e != cudaSuccess && fail.empty()) fail = std::string(what) + ": " + cudaGetErrorString(e);
+    return fail.empty();
+  };
+  if (check(cudaMalloc(&scratch, words * sizeof(uint32_t)), "cudaMalloc (cluster scratch)") &&
+      check(cudaMalloc(&streamed, sizeof(unsigned long long)), "cudaMalloc (streamed)") &&
+      check(cudaMalloc(&sink, static_cast<size_t>(blocks) * sizeof(uint32_t)), "cudaMalloc (sink)") &&
+      check(cudaMemset(scratch, 0, chain_at * sizeof(uint32_t)), "cudaMemset (cluster scratch)") &&
+      check(cudaMemcpy(scratch + chain_at, chain.data(), kClusterChainWords * sizeof(uint32_t), cudaMemcpyHostToDevice),
+            "cudaMemcpy (chain)") &&
+      check(cudaMemset(streamed, 0, sizeof(unsigned long long)), "cudaMemset (streamed)")) {
+    ClusterArgs args{static_cast<const uint8_t*>(data), per_block, iterations, groups, scratch, scratch + chain_at,
+                     streamed, sink};
+    void* params[] = {&args};
+    cudaLaunchAttribute attrs[2];
+    cudaLaunchConfig_t config;
+    fail = ClusterConfig(kernel, blocks, cluster_size, cooperative, attrs, &config);
+    const std::string timed = fail.empty() ? Timed("cluster rounds", [&] {
+      check(cudaLaunchKernelExC(&config, kernel, params), "cudaLaunchKernelExC");
+    }, &result->ms) : "";
+    if (fail.empty()) fail = timed;
+    if (fail.empty() &&
+        check(cudaMemcpy(&result->mismatches, scratch + 32, sizeof(uint32_t), cudaMemcpyDeviceToHost), "cudaMemcpy")) {
+      check(cudaMemcpy(&result->streamed_bytes, streamed, sizeof(unsigned long long), cudaMemcpyDeviceToHost),
+            "cudaMemcpy");
+    }
+  }
+  cudaFree(scratch);
+  cudaFree(streamed);
   cudaFree(sink);
   return fail;
 }

@@ -295,6 +295,70 @@ struct IdleCopyResult {
 std::string IdleCopyRounds(const void* data, size_t bytes, int blocks, const IdleCopyShape& shape, float* ms,
                            IdleCopyResult* result);
 
+// Thread-block clusters (sm_90) as the synchronisation of a group of SMs (floor
+// --mode=cluster; docs/PERFORMANCE.md v59): what a worker whose K/V-head groups each ran in
+// one cluster would pay for a handoff inside the group, against a grid barrier, idle and
+// while every SM streams. One launch of `blocks` blocks of kClusterThreads threads in
+// clusters of `cluster_size` blocks (1..16, a divisor of `blocks`; above 8 the non-portable
+// size) runs `iterations` rounds of `kind`, each by one thread a block (warp
+// kClusterSyncWarp's lane 0) unless said otherwise:
+//   kClusterHardware: every thread of the block calls cooperative_groups' cluster.sync()
+//     (barrier.cluster.arrive.release, barrier.cluster.wait.acquire).
+//   kClusterMbarrier: two mbarriers in each block's shared memory, used in turn (round i:
+//     mbarrier i % 2, expecting cluster_size arrivals a phase); the thread arrives with
+//     release semantics at cluster scope on that mbarrier of every block of its cluster
+//     (mapa, mbarrier.arrive.release.cluster.shared::cluster) and waits on its own with
+//     acquire semantics (mbarrier.try_wait.parity.acquire.cluster).
+//   kGroupCounter: the same group through L2, as a worker without clusters would do it: one
+//     counter per cluster-sized group of blocks, a release add at GPU scope and acquire polls
+//     until every block of the group has added (CounterBarrier's protocol).
+//   kGridCounter: the grid barrier on one counter over all blocks (CounterBarrier's protocol,
+//     the fastest grid barrier measured: calls FB, FB2), in the same clustered launch.
+//   kHierarchicalGrid: a grid barrier in three steps: a kClusterMbarrier round, then block
+//     rank 0 of each cluster alone arrives at one counter over the clusters (release add,
+//     acquire polls), then a second kClusterMbarrier round that releases the cluster.
+//   kRemoteSmemChase: a round is one load from the next rank's shared memory (ld.shared::
+//     cluster) at the index the previous load gave: the latency of a dependent remote read.
+//   kL2Chase: a round is one relaxed load at GPU scope (ld.relaxed.gpu: from L2) at the index
+//     the previous load gave: an L2 round trip, for comparison in the same launch.
+// In each round of the barrier kinds the thread first writes the round's stamp into a slot
+// of its block (shared memory for the cluster kinds, global for the others) and after the
+// round reads the slot of the next block (the next rank of its cluster; the next block of the
+// grid for kGridCounter and kHierarchicalGrid): result->mismatches counts reads that missed
+// the stamp (0 for a correct protocol). stream: warps 0..kClusterSyncWarp - 1 of every block
+// meanwhile read its contiguous share of `data` (`bytes`, wrapping) with 16-byte loads,
+// kClusterStreamUnroll in flight a lane (32 KB a SM: what saturates HBM, call Z) until the
+// rounds end; not with kClusterHardware, whose barrier needs every thread. cooperative: the
+// launch also carries the cooperative attribute (whether a cooperative launch takes a
+// cluster dimension is one of the questions; without it the host still refuses more blocks
+// than cudaOccupancyMaxActiveClusters says can be resident). A wait that has not ended after
+// ~10 s traps (the launch fails) rather than hang.
+// Results: ms (the launch, CUDA events), mismatches, streamed_bytes (all blocks). Errors: a
+// GPU below compute capability 9.0, a cluster size, block count or iteration count out of
+// range, stream with kClusterHardware or without `data`, and CUDA errors.
+enum ClusterKind {
+  kClusterHardware = 0,
+  kClusterMbarrier = 1,
+  kGroupCounter = 2,
+  kGridCounter = 3,
+  kHierarchicalGrid = 4,
+  kRemoteSmemChase = 5,
+  kL2Chase = 6
+};
+inline constexpr int kClusterSyncWarp = 16, kClusterThreads = (kClusterSyncWarp + 1) * 32, kClusterStreamUnroll = 4;
+struct ClusterRoundsResult {
+  float ms = 0;
+  uint32_t mismatches = 0;
+  unsigned long long streamed_bytes = 0;
+};
+std::string ClusterRounds(const void* data, size_t bytes, int blocks, int cluster_size, ClusterKind kind, bool stream,
+                          bool cooperative, int iterations, ClusterRoundsResult* result);
+
+// How many clusters of `cluster_size` blocks (1..16) of ClusterRounds' kernel can be resident
+// at once on this GPU (cudaOccupancyMaxActiveClusters), into *clusters. Errors as
+// ClusterRounds' (sm_90, the size) and CUDA errors.
+std::string MaxActiveClusters(int cluster_size, int* clusters);
+
 // ReduceRounds' part[b, r] in round i: a multiple of 2^-10 in [-1000 / 1024, 1000 / 1024], so
 // that v * 2^32 is an integer and the exact sums are known on the host.
 #ifdef __CUDACC__

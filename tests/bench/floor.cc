@@ -2,7 +2,7 @@
 // launch shapes, and against the number of active SMs (one block per SM). Prints JSON.
 //
 //   floor [--bytes=2471628800] [--reps=20]
-//         [--mode=plain|bulk_ring|gemv|barrier|pipeline|loaded_barrier|reduce|idle_copy]
+//         [--mode=plain|bulk_ring|gemv|barrier|pipeline|loaded_barrier|reduce|idle_copy|cluster]
 //
 // The floor per token of a model is then (weight bytes + K/V bytes at the context) / best.
 // --mode=bulk_ring (sm_90) instead measures the read through shared memory by bulk copies
@@ -59,6 +59,18 @@
 // (--idle_copy_rounds), (t(2N) - t(N)) / N, and the chain's median, medians of --reps:
 // whether HBM time that is idle in the worker's attention wave can be filled without
 // lengthening the chain as much.
+// --mode=cluster (sm_90) measures thread-block clusters as the synchronisation of a group of
+// SMs (cuda/stream_read.h ClusterRounds; docs/PERFORMANCE.md v59): for each cluster size of
+// --cluster_sizes, how many clusters can be resident (cudaOccupancyMaxActiveClusters) and
+// whether a cooperative launch takes a cluster dimension; then, on as many whole clusters as
+// fit on the SMs (one block of 544 threads per SM), microseconds per round of the cluster's
+// hardware barrier, an mbarrier handoff over distributed shared memory, the same group
+// synchronised through an L2 counter, the counter grid barrier, a grid barrier made of
+// cluster rounds and one counter over the clusters, a dependent load from another block's
+// shared memory and one from L2; each idle and (but the hardware barrier) while warps 0-15
+// of every block stream 32 KB in flight a SM. Rounds (--cluster_rounds) by difference of
+// launches of N and 2N, medians of --reps; reads that missed a write made before the round
+// (must be 0); the stream's GB/s.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -77,7 +89,8 @@ DEFINE_string(mode, "plain", "plain: the floor (plain loads, launch shapes, acti
               "rings; gemv: the worker's GEMV loop; barrier: grid-barrier latency; pipeline: a decoupled weight "
               "stream against the worker's layer; loaded_barrier: a grid barrier while the SMs stream; "
               "reduce: summing the FFN's parts, a second wave against integer atomics; idle_copy: the idle "
-              "workers of the attention wave staging FFN bytes.");
+              "workers of the attention wave staging FFN bytes; cluster: thread-block clusters as a group's "
+              "synchronisation (sm_90).");
 DEFINE_int32(pipeline_tokens, 4, "--mode=pipeline: tokens (--pipeline_layers each) per launch.");
 DEFINE_int32(pipeline_layers, 16, "--mode=pipeline: layers a token (default the 1B's; SmolLM2-135M: 30).");
 DEFINE_string(pipeline_wave_bytes, "98304,65536,786432", "--mode=pipeline: the weight bytes each block streams in a "
@@ -95,6 +108,10 @@ DEFINE_string(reduce_adders, "", "--mode=reduce: the fixed-point kind again with
 DEFINE_int32(loaded_barriers, 2000, "--mode=loaded_barrier: barriers per launch (the first tenth not counted).");
 DEFINE_string(idle_copy_kb, "0,32,64,128,192", "--mode=idle_copy: KB each non-owner block stages in phase A, "
               "comma-separated (multiples of 1/64: 16-byte copies).");
+DEFINE_string(cluster_sizes, "1,2,4,8,16", "--mode=cluster: the cluster sizes to measure, comma-separated (1..16; "
+              "above 8 the non-portable size).");
+DEFINE_int32(cluster_rounds, 4000, "--mode=cluster: N, rounds of the shorter of each pair of launches (N and 2N; "
+             "a few for compute-sanitizer).");
 DEFINE_int32(idle_copy_chain, 16, "--mode=idle_copy: dependent L2 round trips in the owners' phase A.");
 DEFINE_int32(idle_copy_rounds, 100, "--mode=idle_copy: N, rounds of the shorter of each pair of launches (N and 2N; "
              "a few for compute-sanitizer).");
@@ -648,16 +665,88 @@ int IdleCopyMode(const cudaDeviceProp& prop, const void* data, size_t bytes, con
   return 0;
 }
 
+// --mode=cluster (see the top of this file), for the sizes `sizes`. Returns the exit status.
+int ClusterMode(const cudaDeviceProp& prop, const void* data, size_t bytes, const std::vector<int>& sizes) {
+  const int sms = prop.multiProcessorCount;
+  std::printf("{\n  \"gpu\": \"%s\", \"sm_count\": %d, \"reps\": %d, \"rounds\": %d, \"sizes\": [\n", prop.name,
+              sms, FLAGS_reps, FLAGS_cluster_rounds);
+  const struct { tileinfer::ClusterKind kind; const char* name; } kinds[] = {
+      {tileinfer::kClusterHardware, "cluster.sync(): barrier.cluster, every thread"},
+      {tileinfer::kClusterMbarrier, "mbarrier handoff: remote release arrivals, acquire wait (one thread)"},
+      {tileinfer::kGroupCounter, "the cluster-sized group through an L2 counter (one thread)"},
+      {tileinfer::kGridCounter, "grid barrier: one L2 counter over all blocks (one thread)"},
+      {tileinfer::kHierarchicalGrid, "grid barrier: cluster round, a counter over the clusters, cluster round"},
+      {tileinfer::kRemoteSmemChase, "dependent load from the next rank's shared memory"},
+      {tileinfer::kL2Chase, "dependent relaxed load from L2"}};
+  int status = 0;
+  bool first_size = true;
+  for (const int size : sizes) {
+    int resident = 0;
+    std::string err = tileinfer::MaxActiveClusters(size, &resident);
+    if (!err.empty()) {
+      std::fprintf(stderr, "error: %s\n", err.c_str());
+      return 1;
+    }
+    const int clusters = std::min(resident, sms / size);
+    const int blocks = clusters * size;
+    std::printf("%s    {\"cluster_size\": %d, \"max_active_clusters\": %d, \"blocks\": %d", first_size ? "" : ",\n",
+                size, resident, blocks);
+    first_size = false;
+    if (clusters < 1) {
+      std::printf(", \"runs\": []}");
+      continue;
+    }
+    // Does a cooperative launch take a cluster dimension? A refused launch is reported, not
+    // fatal (its error is not sticky); the measured runs then go without the attribute.
+    tileinfer::ClusterRoundsResult probe;
+    const std::string coop_err =
+        tileinfer::ClusterRounds(nullptr, 0, blocks, size, tileinfer::kGridCounter, false, true, 10, &probe);
+    cudaGetLastError();
+    const bool cooperative = coop_err.empty();
+    std::printf(", \"cooperative_launch\": \"%s\", \"runs\": [\n", cooperative ? "ok" : coop_err.c_str());
+    bool first_run = true;
+    for (const auto& k : kinds) {
+      for (const bool stream : {false, true}) {
+        if (stream && k.kind == tileinfer::kClusterHardware) continue;
+        std::vector<float> us;
+        uint64_t missed = 0;
+        unsigned long long streamed = 0;
+        float long_ms = 0;
+        const bool ok = RoundUs(FLAGS_cluster_rounds, [&](int n, float* ms) {
+          tileinfer::ClusterRoundsResult r;
+          const std::string e = tileinfer::ClusterRounds(data, bytes, blocks, size, k.kind, stream, cooperative, n, &r);
+          *ms = r.ms;
+          missed += r.mismatches;
+          streamed = r.streamed_bytes;
+          long_ms = r.ms;
+          return e;
+        }, &us);
+        if (!ok) return 1;
+        if (missed != 0) status = 1;
+        std::printf("%s      {\"kind\": \"%s\", \"stream\": %s, \"us_per_round\": %.3f, \"missed_writes\": %llu, "
+                    "\"stream_gbps\": %.1f}",
+                    first_run ? "" : ",\n", k.name, stream ? "true" : "false", Median(us),
+                    static_cast<unsigned long long>(missed), long_ms > 0 ? streamed / (long_ms * 1e6) : 0.0);
+        first_run = false;
+      }
+    }
+    std::printf("\n    ]}");
+  }
+  std::printf("\n  ]\n}\n");
+  if (status != 0) std::fprintf(stderr, "error: a round let a read miss a write made before it\n");
+  return status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   if (FLAGS_mode != "plain" && FLAGS_mode != "bulk_ring" && FLAGS_mode != "gemv" && FLAGS_mode != "barrier" &&
       FLAGS_mode != "pipeline" && FLAGS_mode != "loaded_barrier" && FLAGS_mode != "reduce" &&
-      FLAGS_mode != "idle_copy") {
+      FLAGS_mode != "idle_copy" && FLAGS_mode != "cluster") {
     std::fprintf(stderr,
-                 "error: --mode=%s: give plain, bulk_ring, gemv, barrier, pipeline, loaded_barrier, reduce or "
-                 "idle_copy\n",
+                 "error: --mode=%s: give plain, bulk_ring, gemv, barrier, pipeline, loaded_barrier, reduce, "
+                 "idle_copy or cluster\n",
                  FLAGS_mode.c_str());
     return 2;
   }
@@ -670,6 +759,11 @@ int main(int argc, char** argv) {
   std::vector<uint32_t> idle_copies;
   if (FLAGS_mode == "idle_copy" && !IdleCopySizes(&idle_copies)) return 2;
   if (!AtLeast("idle_copy_chain", FLAGS_idle_copy_chain, 1) || !AtLeast("idle_copy_rounds", FLAGS_idle_copy_rounds, 1)) {
+    return 2;
+  }
+  std::vector<int> cluster_sizes;
+  if (!IntList("cluster_sizes", FLAGS_cluster_sizes, 1, 16, "a cluster size", &cluster_sizes) ||
+      !AtLeast("cluster_rounds", FLAGS_cluster_rounds, 1)) {
     return 2;
   }
   cudaDeviceProp prop;
@@ -700,9 +794,11 @@ int main(int argc, char** argv) {
     });
   };
   const int sms = prop.multiProcessorCount;
-  if (FLAGS_mode == "pipeline" || FLAGS_mode == "loaded_barrier" || FLAGS_mode == "idle_copy") {
+  if (FLAGS_mode == "pipeline" || FLAGS_mode == "loaded_barrier" || FLAGS_mode == "idle_copy" ||
+      FLAGS_mode == "cluster") {
     const int status = FLAGS_mode == "pipeline"         ? PipelineMode(prop, data, bytes, sink, chosen, pipeline_shape)
                        : FLAGS_mode == "loaded_barrier" ? LoadedBarrierMode(prop, data, bytes)
+                       : FLAGS_mode == "cluster"        ? ClusterMode(prop, data, bytes, cluster_sizes)
                                                         : IdleCopyMode(prop, data, bytes, idle_copies);
     cudaFree(data);
     cudaFree(sink);
