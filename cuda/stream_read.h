@@ -305,10 +305,10 @@ std::string IdleCopyRounds(const void* data, size_t bytes, int blocks, const Idl
 //   kClusterHardware: every thread of the block calls cooperative_groups' cluster.sync()
 //     (barrier.cluster.arrive.release, barrier.cluster.wait.acquire).
 //   kClusterMbarrier: two mbarriers in each block's shared memory, used in turn (round i:
-//     mbarrier i % 2, expecting cluster_size arrivals a phase); the thread arrives with
-//     release semantics at cluster scope on that mbarrier of every block of its cluster
-//     (mapa, mbarrier.arrive.release.cluster.shared::cluster) and waits on its own with
-//     acquire semantics (mbarrier.try_wait.parity.acquire.cluster).
+//     mbarrier i % 2, expecting cluster_size arrivals a phase); lane k of the warp arrives
+//     with release semantics at cluster scope on that mbarrier of block k of its cluster
+//     (mapa, mbarrier.arrive.release.cluster.shared::cluster), all lanes at once, and lane 0
+//     waits on its own with acquire semantics (mbarrier.try_wait.parity.acquire.cluster).
 //   kGroupCounter: the same group through L2, as a worker without clusters would do it: one
 //     counter per cluster-sized group of blocks, a release add at GPU scope and acquire polls
 //     until every block of the group has added (CounterBarrier's protocol).
@@ -321,6 +321,15 @@ std::string IdleCopyRounds(const void* data, size_t bytes, int blocks, const Idl
 //     cluster) at the index the previous load gave: the latency of a dependent remote read.
 //   kL2Chase: a round is one relaxed load at GPU scope (ld.relaxed.gpu: from L2) at the index
 //     the previous load gave: an L2 round trip, for comparison in the same launch.
+// and, with every thread of the block, loads in flight across each barrier (a worker that
+// asks for its next task's weights before it waits): in each round every thread issues
+// kClusterStreamUnroll 16-byte loads of its block's share of `data` (34 KB a SM a round),
+// then passes the round's barrier, then uses the loaded words:
+//   kClusterHardwareLoads: cluster.sync() (arrive.release, wait.acquire);
+//   kClusterRelaxedLoads: barrier.cluster.arrive.relaxed, then wait (no write is ordered by
+//     it, so no slot is checked);
+//   kGridCounterLoads: the counter grid barrier of the whole block (device::CounterBarrier);
+//   kLoadsOnly: __syncthreads: the loads' own time a round, the reference.
 // In each round of the barrier kinds the thread first writes the round's stamp into a slot
 // of its block (shared memory for the cluster kinds, global for the others) and after the
 // round reads the slot of the next block (the next rank of its cluster; the next block of the
@@ -328,14 +337,16 @@ std::string IdleCopyRounds(const void* data, size_t bytes, int blocks, const Idl
 // the stamp (0 for a correct protocol). stream: warps 0..kClusterSyncWarp - 1 of every block
 // meanwhile read its contiguous share of `data` (`bytes`, wrapping) with 16-byte loads,
 // kClusterStreamUnroll in flight a lane (32 KB a SM: what saturates HBM, call Z) until the
-// rounds end; not with kClusterHardware, whose barrier needs every thread. cooperative: the
+// rounds end; not with kClusterHardware, whose barrier needs every thread; and required by
+// the four kinds with loads across the barrier (their loads are the stream). cooperative: the
 // launch also carries the cooperative attribute (whether a cooperative launch takes a
 // cluster dimension is one of the questions; without it the host still refuses more blocks
 // than cudaOccupancyMaxActiveClusters says can be resident). A wait that has not ended after
 // ~10 s traps (the launch fails) rather than hang.
 // Results: ms (the launch, CUDA events), mismatches, streamed_bytes (all blocks). Errors: a
 // GPU below compute capability 9.0, a cluster size, block count or iteration count out of
-// range, stream with kClusterHardware or without `data`, and CUDA errors.
+// range, stream with kClusterHardware, no stream with the kinds that need it, no `data` to
+// stream, and CUDA errors.
 enum ClusterKind {
   kClusterHardware = 0,
   kClusterMbarrier = 1,
@@ -343,7 +354,11 @@ enum ClusterKind {
   kGridCounter = 3,
   kHierarchicalGrid = 4,
   kRemoteSmemChase = 5,
-  kL2Chase = 6
+  kL2Chase = 6,
+  kClusterHardwareLoads = 7,
+  kClusterRelaxedLoads = 8,
+  kGridCounterLoads = 9,
+  kLoadsOnly = 10
 };
 inline constexpr int kClusterSyncWarp = 16, kClusterThreads = (kClusterSyncWarp + 1) * 32, kClusterStreamUnroll = 4;
 struct ClusterRoundsResult {

@@ -68,7 +68,9 @@
 // synchronised through an L2 counter, the counter grid barrier, a grid barrier made of
 // cluster rounds and one counter over the clusters, a dependent load from another block's
 // shared memory and one from L2; each idle and (but the hardware barrier) while warps 0-15
-// of every block stream 32 KB in flight a SM. Rounds (--cluster_rounds) by difference of
+// of every block stream 32 KB in flight a SM; and, with every thread, the hardware barrier
+// (release and relaxed arrivals), the counter grid barrier and __syncthreads with each
+// thread's loads in flight across them (34 KB a SM a round). Rounds (--cluster_rounds) by difference of
 // launches of N and 2N, medians of --reps; reads that missed a write made before the round
 // (must be 0); the stream's GB/s.
 #include <cuda_runtime.h>
@@ -672,12 +674,16 @@ int ClusterMode(const cudaDeviceProp& prop, const void* data, size_t bytes, cons
               sms, FLAGS_reps, FLAGS_cluster_rounds);
   const struct { tileinfer::ClusterKind kind; const char* name; } kinds[] = {
       {tileinfer::kClusterHardware, "cluster.sync(): barrier.cluster, every thread"},
-      {tileinfer::kClusterMbarrier, "mbarrier handoff: remote release arrivals, acquire wait (one thread)"},
+      {tileinfer::kClusterMbarrier, "mbarrier handoff: a lane a block arrives (release), lane 0 waits (acquire)"},
       {tileinfer::kGroupCounter, "the cluster-sized group through an L2 counter (one thread)"},
       {tileinfer::kGridCounter, "grid barrier: one L2 counter over all blocks (one thread)"},
       {tileinfer::kHierarchicalGrid, "grid barrier: cluster round, a counter over the clusters, cluster round"},
       {tileinfer::kRemoteSmemChase, "dependent load from the next rank's shared memory"},
-      {tileinfer::kL2Chase, "dependent relaxed load from L2"}};
+      {tileinfer::kL2Chase, "dependent relaxed load from L2"},
+      {tileinfer::kClusterHardwareLoads, "every thread: loads in flight across cluster.sync()"},
+      {tileinfer::kClusterRelaxedLoads, "every thread: loads in flight across barrier.cluster.arrive.relaxed"},
+      {tileinfer::kGridCounterLoads, "every thread: loads in flight across the counter grid barrier"},
+      {tileinfer::kLoadsOnly, "every thread: the same loads across __syncthreads (the reference)"}};
   int status = 0;
   bool first_size = true;
   for (const int size : sizes) {
@@ -707,7 +713,9 @@ int ClusterMode(const cudaDeviceProp& prop, const void* data, size_t bytes, cons
     bool first_run = true;
     for (const auto& k : kinds) {
       for (const bool stream : {false, true}) {
-        if (stream && k.kind == tileinfer::kClusterHardware) continue;
+        const bool across = k.kind == tileinfer::kClusterHardwareLoads || k.kind == tileinfer::kClusterRelaxedLoads ||
+                            k.kind == tileinfer::kGridCounterLoads || k.kind == tileinfer::kLoadsOnly;
+        if ((stream && k.kind == tileinfer::kClusterHardware) || (!stream && across)) continue;
         std::vector<float> us;
         uint64_t missed = 0;
         unsigned long long streamed = 0;
