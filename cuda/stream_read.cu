@@ -880,6 +880,33 @@ __device__ __forceinline__ void ClusterMbarrierRound(const uint64_t* mbar, uint3
   __syncwarp();
 }
 
+// One kStAsyncHandoff round `r` of the calling warp (every lane; stream_read.h): lane 0
+// arrives on its own mbarrier r % 2 expecting size x 4 bytes; lane k < size stores `stamp`
+// into block k's inbox[r % 2][rank] by st.async, completing on block k's mbarrier r % 2; lane
+// 0 waits for its mbarrier's phase r / 2 (Watchdog as WaitParity's) and returns its inbox
+// slot of the next rank.
+__device__ __forceinline__ uint32_t StAsyncRound(const uint64_t* full, uint32_t (*inbox)[16], uint32_t r,
+                                                 uint32_t rank, uint32_t size, uint32_t stamp, int lane) {
+  const uint32_t own = SharedAddress(&full[r & 1]);
+  if (lane == 0) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(own), "r"(size * 4u) : "memory");
+  }
+  if (static_cast<uint32_t>(lane) < size) {
+    const uint32_t k = static_cast<uint32_t>(lane);
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%0], %1, [%2];\n" ::"r"(
+                     MapToRank(SharedAddress(&inbox[r & 1][rank]), k)),
+                 "r"(stamp), "r"(MapToRank(own, k))
+                 : "memory");
+  }
+  uint32_t seen = 0;
+  if (lane == 0) {
+    WaitParity(own, (r >> 1) & 1);
+    seen = inbox[r & 1][(rank + 1) % size];
+  }
+  __syncwarp();
+  return seen;
+}
+
 // kClusterStreamUnroll 16-byte loads of thread t's words of one round, `base` + u x threads
 // (ld.global.nc; volatile, so that no barrier after them is moved above them).
 __device__ __forceinline__ void LoadRound(const uint4* words, size_t base, uint32_t threads,
@@ -900,6 +927,8 @@ __global__ void __launch_bounds__(kClusterThreads, 1) ClusterRoundsKernel(Cluste
   constexpr bool kAcross = kKind == kClusterHardwareLoads || kKind == kClusterRelaxedLoads ||
                            kKind == kGridCounterLoads || kKind == kLoadsOnly;
   __shared__ alignas(8) uint64_t mbar[2];
+  __shared__ alignas(8) uint64_t full[2];  // kStAsyncHandoff's, one arrival a phase
+  __shared__ uint32_t inbox[2][16];        // kStAsyncHandoff's: [round % 2][sender's rank]
   __shared__ uint32_t slot[2];
   __shared__ uint32_t smem_chain[kClusterSmemChainWords];
   __shared__ int stop;
@@ -915,6 +944,8 @@ __global__ void __launch_bounds__(kClusterThreads, 1) ClusterRoundsKernel(Cluste
     slot[0] = slot[1] = 0;
     InitMbarrier(SharedAddress(&mbar[0]), size);
     InitMbarrier(SharedAddress(&mbar[1]), size);
+    InitMbarrier(SharedAddress(&full[0]), 1);
+    InitMbarrier(SharedAddress(&full[1]), 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   cluster.sync();  // every block's mbarriers and chain are set before any remote use
@@ -974,6 +1005,9 @@ __global__ void __launch_bounds__(kClusterThreads, 1) ClusterRoundsKernel(Cluste
         if (lane == 0) slot[i & 1] = stamp;
         ClusterMbarrierRound(mbar, r++, size, lane);
         if (lane == 0) missed += LoadClusterShared(MapToRank(SharedAddress(&slot[i & 1]), next_rank)) != stamp;
+      } else if (kKind == kStAsyncHandoff) {
+        const uint32_t seen = StAsyncRound(full, inbox, r++, rank, size, stamp, lane);
+        if (lane == 0) missed += seen != stamp;
       } else if (kKind == kHierarchicalGrid) {
         if (lane == 0) round[b] = stamp;
         ClusterMbarrierRound(mbar, r++, size, lane);
@@ -1660,6 +1694,7 @@ const void* ClusterKernel(ClusterKind kind) {
     case kClusterRelaxedLoads: return reinterpret_cast<const void*>(ClusterRoundsKernel<kClusterRelaxedLoads>);
     case kGridCounterLoads: return reinterpret_cast<const void*>(ClusterRoundsKernel<kGridCounterLoads>);
     case kLoadsOnly: return reinterpret_cast<const void*>(ClusterRoundsKernel<kLoadsOnly>);
+    case kStAsyncHandoff: return reinterpret_cast<const void*>(ClusterRoundsKernel<kStAsyncHandoff>);
     default: return nullptr;
   }
 }
@@ -1735,7 +1770,8 @@ std::string ClusterRounds(const void* data, size_t bytes, int blocks, int cluste
   if (kernel == nullptr) {
     return "cluster kind " + std::to_string(static_cast<int>(kind)) +
            ": give kClusterHardware, kClusterMbarrier, kGroupCounter, kGridCounter, kHierarchicalGrid, "
-           "kRemoteSmemChase, kL2Chase, kClusterHardwareLoads, kClusterRelaxedLoads, kGridCounterLoads or kLoadsOnly";
+           "kRemoteSmemChase, kL2Chase, kClusterHardwareLoads, kClusterRelaxedLoads, kGridCounterLoads, kLoadsOnly or "
+           "kStAsyncHandoff";
   }
   if (iterations < 1) return "iterations " + std::to_string(iterations) + ": give at least 1";
   const bool across =

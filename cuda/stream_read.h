@@ -309,6 +309,12 @@ std::string IdleCopyRounds(const void* data, size_t bytes, int blocks, const Idl
 //     with release semantics at cluster scope on that mbarrier of block k of its cluster
 //     (mapa, mbarrier.arrive.release.cluster.shared::cluster), all lanes at once, and lane 0
 //     waits on its own with acquire semantics (mbarrier.try_wait.parity.acquire.cluster).
+//   kStAsyncHandoff: data handed over without a release: lane 0 arrives on its own mbarrier
+//     of the round (two used in turn, one arrival a phase) expecting cluster_size x 4 bytes;
+//     lane k stores the round's stamp into block k's inbox slot for this block's rank by
+//     st.async.shared::cluster.mbarrier::complete_tx::bytes (the asynchronous proxy),
+//     completing on block k's mbarrier of the round; lane 0 waits for its phase and checks
+//     the next rank's slot (counted in mismatches).
 //   kGroupCounter: the same group through L2, as a worker without clusters would do it: one
 //     counter per cluster-sized group of blocks, a release add at GPU scope and acquire polls
 //     until every block of the group has added (CounterBarrier's protocol).
@@ -358,7 +364,8 @@ enum ClusterKind {
   kClusterHardwareLoads = 7,
   kClusterRelaxedLoads = 8,
   kGridCounterLoads = 9,
-  kLoadsOnly = 10
+  kLoadsOnly = 10,
+  kStAsyncHandoff = 11
 };
 inline constexpr int kClusterSyncWarp = 16, kClusterThreads = (kClusterSyncWarp + 1) * 32, kClusterStreamUnroll = 4;
 struct ClusterRoundsResult {

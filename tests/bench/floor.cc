@@ -64,7 +64,8 @@
 // --cluster_sizes, how many clusters can be resident (cudaOccupancyMaxActiveClusters) and
 // whether a cooperative launch takes a cluster dimension; then, on as many whole clusters as
 // fit on the SMs (one block of 544 threads per SM), microseconds per round of the cluster's
-// hardware barrier, an mbarrier handoff over distributed shared memory, the same group
+// hardware barrier, an mbarrier handoff over distributed shared memory, a handoff by remote
+// asynchronous stores (st.async), the same group
 // synchronised through an L2 counter, the counter grid barrier, a grid barrier made of
 // cluster rounds and one counter over the clusters, a dependent load from another block's
 // shared memory and one from L2; each idle and (but the hardware barrier) while warps 0-15
@@ -675,6 +676,7 @@ int ClusterMode(const cudaDeviceProp& prop, const void* data, size_t bytes, cons
   const struct { tileinfer::ClusterKind kind; const char* name; } kinds[] = {
       {tileinfer::kClusterHardware, "cluster.sync(): barrier.cluster, every thread"},
       {tileinfer::kClusterMbarrier, "mbarrier handoff: a lane a block arrives (release), lane 0 waits (acquire)"},
+      {tileinfer::kStAsyncHandoff, "st.async handoff: a lane a block stores, complete_tx on its mbarrier"},
       {tileinfer::kGroupCounter, "the cluster-sized group through an L2 counter (one thread)"},
       {tileinfer::kGridCounter, "grid barrier: one L2 counter over all blocks (one thread)"},
       {tileinfer::kHierarchicalGrid, "grid barrier: cluster round, a counter over the clusters, cluster round"},
