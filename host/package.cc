@@ -337,6 +337,13 @@ void Package::ParseMeta() {
   positive(model_.vocab, "model.vocab_size", 1 << 24);
   positive(plan_.workers, "plan.workers", 1 << 16);
   positive(plan_.max_context, "plan.max_context", 1 << 20);
+  // The planner's rule (py/planner/plan.py make_plan): a request's prompt and new tokens share
+  // max_context positions, so a package needs room for one of each.
+  if (plan_.max_context < 2) {
+    throw Error(path_ + ": meta value plan.max_context = " + std::to_string(plan_.max_context) +
+                " leaves no position for a new token after the prompt's first; " + kReplan +
+                " with --max_context=2 or more");
+  }
   positive(plan_.attention_chunks, "plan.attention_chunks", 1 << 16);
   positive(plan_.attention_min_chunk, "plan.attention_min_chunk", 1 << 20);
   positive(plan_.ffn_parts, "plan.ffn_parts", static_cast<int>(format::kFfnMaxParts));  // the fixed-point headroom

@@ -420,6 +420,14 @@ TEST_F(PackageRefusalTest, RmsNormEpsOutOfRange) {
   }
 }
 
+TEST_F(PackageRefusalTest, MaxContextOfOne) {
+  // The planner refuses max_context=1 (no room for a new token); a package written before
+  // that rule is refused on opening, with what to do.
+  const std::string path = WriteTemp(RewriteMeta(golden_, "\"max_context\":64", "\"max_context\": 1"));
+  ExpectMentions(OpenError(path), {path, "plan.max_context = 1 leaves no position for a new token",
+                                   "--max_context=2 or more"});
+}
+
 TEST_F(PackageRefusalTest, PathWithANulByte) {
   // Without the check, open() would take the golden package named before the NUL.
   const std::string path = GoldenPath("tiny_9x3.tpkg") + std::string("\0junk", 5);

@@ -270,6 +270,9 @@ def _check_params(p: _Parts) -> None:
                 "lm_head_slots"):
         if not isinstance(pr[key], int) or pr[key] < 1:
             raise PlanError(f"meta['plan'][{key!r}]={pr[key]!r} must be a positive int")
+    if pr["max_context"] < 2:  # make_plan's rule: one prompt token and one new one at least
+        raise PlanError(f"meta['plan']['max_context']={pr['max_context']} leaves no position for a "
+                        f"new token after the prompt's first; re-plan with --max_context=2 or more")
     for name, bid in pr["buffers"].items():
         if not 0 <= bid < len(p.buffers) or p.buffers[bid]["name"] != name:
             raise PlanError(f"meta['plan']['buffers'][{name!r}]={bid} is not the buffer "

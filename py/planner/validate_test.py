@@ -225,6 +225,14 @@ def test_meta_counts_must_be_positive_ints(plan, key):
                 rf"meta\['plan'\]\['{key}'\]={bad!r} must be a positive int")
 
 
+def test_max_context_of_one_is_refused(plan):
+    """make_plan refuses max_context=1; so do the validators (a package written before that
+    rule holds no position for a new token)."""
+    refused(plan, lambda p: p.params.update(max_context=1),
+            r"meta\['plan'\]\['max_context'\]=1 leaves no position for a new token after the "
+            r"prompt's first; re-plan with --max_context=2 or more")
+
+
 def test_a_package_meta_without_its_objects(tmp_path):
     import pathlib
     from planner import package as package_lib
