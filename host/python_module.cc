@@ -8,8 +8,10 @@
 
 #include <chrono>
 #include <exception>
+#include <limits>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cuda/device_query.h"
 #include "host/cpu_executor.h"
@@ -123,9 +125,53 @@ bool StrictBool(const py::handle& h, const std::string& what) {
   return value;
 }
 
+// `h` as UTF-8 when it is a str, else a TypeError naming `what`: pybind11's std::string also
+// takes bytes, as raw bytes that no one checked, which for text is another value, not another
+// spelling of it (HF tokenizers refuses bytes too).
+std::string StrictStr(const py::handle& h, const std::string& what) {
+  if (!py::isinstance<py::str>(h)) {
+    throw py::type_error(what + " must be a str, not " + Shown(h) +
+                         (py::isinstance<py::bytes>(h) ? "; decode bytes first, e.g. b.decode('utf-8')" : ""));
+  }
+  return h.cast<std::string>();
+}
+
+// `h` as an integer of type T when it is one (int, or anything with __index__ such as numpy's
+// integers, but not True or False) within T's range; else a TypeError or a ValueError
+// naming `what` and the range (pybind11's own error names only the function's signatures).
+template <typename T>
+T StrictInt(const py::handle& h, const std::string& what) {
+  if (py::isinstance<py::bool_>(h) || !PyIndex_Check(h.ptr())) {
+    throw py::type_error(what + " must be an int, not " + Shown(h));
+  }
+  const py::int_ value = py::reinterpret_steal<py::int_>(PyNumber_Index(h.ptr()));
+  if (!value) throw py::error_already_set();
+  const py::int_ lo(std::numeric_limits<T>::min()), hi(std::numeric_limits<T>::max());
+  if (value < lo || value > hi) {
+    throw py::value_error(what + " = " + std::string(py::repr(value)).substr(0, 80) + " is out of range (" +
+                          std::to_string(std::numeric_limits<T>::min()) + ".." +
+                          std::to_string(std::numeric_limits<T>::max()) + ")");
+  }
+  return value.cast<T>();
+}
+
+// `h` as token ids: a list or tuple of ints (StrictInt, 32-bit), else a TypeError or
+// ValueError naming `what` and the item.
+std::vector<int> StrictIds(const py::handle& h, const std::string& what) {
+  if (!py::isinstance<py::list>(h) && !py::isinstance<py::tuple>(h)) {
+    throw py::type_error(what + " must be a list of int token ids, e.g. [1, 504], not " + Shown(h));
+  }
+  std::vector<int> ids;
+  for (const py::handle id : h) ids.push_back(StrictInt<int>(id, what + "[" + std::to_string(ids.size()) + "]"));
+  return ids;
+}
+
 // Argument types for the signatures help() shows; each takes any object, which the
 // function then checks itself, with a message naming the argument.
 using BoolArg = py::typing::Union<py::bool_>;  // shown as bool; checked by StrictBool
+using StrArg = py::typing::Union<py::str>;     // shown as str; checked by StrictStr
+using IntArg = py::typing::Union<py::int_>;    // shown as int; checked by StrictInt
+using IdsArg = py::typing::Union<py::typing::List<int>>;  // shown as list[int]; checked by StrictIds
 using OptionalStr = py::typing::Optional<py::str>;
 using OptionalIds = py::typing::Optional<py::typing::List<int>>;
 using OptionalChat = py::typing::Optional<py::typing::List<py::typing::Dict<py::str, py::str>>>;
@@ -134,19 +180,19 @@ using OptionalOnToken = py::typing::Optional<py::typing::Callable<py::typing::Op
 // The public API (host/api.h) for Python: the same Engine, Request and Result.
 class PyEngine {
  public:
-  PyEngine(const std::string& path, const std::string& device, int cpu_threads, const BoolArg& check_target) {
+  PyEngine(const std::string& path, const StrArg& device, const IntArg& cpu_threads, const BoolArg& check_target) {
     api::EngineOptions o;
-    o.device = device;
-    o.cpu_threads = cpu_threads;
+    o.device = StrictStr(device, "device");
+    o.cpu_threads = StrictInt<int>(cpu_threads, "cpu_threads");
     o.check_target = StrictBool(check_target, "check_target");
     Check(api::Engine::Open(path, o, &engine_));
   }
 
   py::dict Generate(const OptionalStr& prompt, const OptionalIds& prompt_ids, const OptionalChat& chat,
-                    int max_new_tokens, double temperature, int top_k, double top_p, uint64_t seed,
-                    const std::string& stop, const BoolArg& stop_at_eos, const OptionalOnToken& on_token) {
+                    const IntArg& max_new_tokens, double temperature, const IntArg& top_k, double top_p,
+                    const IntArg& seed, const StrArg& stop, const BoolArg& stop_at_eos, const OptionalOnToken& on_token) {
     api::Request r;
-    if (!prompt.is_none()) r.prompt = CastOr<std::string>(prompt, "prompt must be a str");
+    if (!prompt.is_none()) r.prompt = StrictStr(prompt, "prompt");
     if (!prompt_ids.is_none()) {
       if (py::isinstance<py::str>(prompt_ids) || py::isinstance<py::bytes>(prompt_ids) ||
           py::isinstance<py::set>(prompt_ids)) {
@@ -171,16 +217,16 @@ class PyEngine {
           throw py::type_error("each chat message must be a dict with 'role' and 'content', not " +
                                std::string(py::repr(m)));
         }
-        r.chat.push_back({CastOr<std::string>(m["role"], "a chat message's role must be a str"),
-                          CastOr<std::string>(m["content"], "a chat message's content must be a str")});
+        r.chat.push_back({StrictStr(m["role"], "a chat message's role"),
+                          StrictStr(m["content"], "a chat message's content")});
       }
     }
-    r.max_new_tokens = max_new_tokens;
+    r.max_new_tokens = StrictInt<int>(max_new_tokens, "max_new_tokens");
     r.temperature = OptionFloat(temperature, "temperature");
-    r.top_k = top_k;
+    r.top_k = StrictInt<int>(top_k, "top_k");
     r.top_p = OptionFloat(top_p, "top_p");
-    r.seed = seed;
-    r.stop = stop;
+    r.seed = StrictInt<uint64_t>(seed, "seed");
+    r.stop = StrictStr(stop, "stop");
     r.stop_at_eos = StrictBool(stop_at_eos, "stop_at_eos");
     api::TokenCallback callback;
     std::exception_ptr callback_error;  // what on_token raised: it stops the request, then re-raised as it is
@@ -229,15 +275,15 @@ class PyEngine {
     return d;
   }
 
-  std::vector<int> Encode(const std::string& text) const {
+  std::vector<int> Encode(const StrArg& text) const {
     std::vector<int> ids;
-    Check(engine_->Encode(text, &ids));
+    Check(engine_->Encode(StrictStr(text, "text"), &ids));
     return ids;
   }
 
-  py::str Decode(const std::vector<int>& ids) const {
+  py::str Decode(const IdsArg& ids) const {
     std::string text;
-    Check(engine_->Decode(ids, &text));
+    Check(engine_->Decode(StrictIds(ids, "ids"), &text));
     return Utf8Text(text);
   }
 
@@ -277,7 +323,9 @@ PYBIND11_MODULE(_tileinfer, m) {
   m.def(
       "gpu_count", []() { return QueryDevices().count; },
       "Number of usable CUDA devices; 0 when there is no GPU or no driver.");
-  m.def("with_unicode_delta", &WithUnicodeDelta, py::arg("pattern"),
+  m.def(
+      "with_unicode_delta", [](const StrArg& pattern) { return WithUnicodeDelta(StrictStr(pattern, "pattern")); },
+      py::arg("pattern"),
         "A pre-tokenizer pattern as the tokenizer compiles it in ICU (host/tokenizer.h), for tests.");
   m.def(
       "validate_package", [](const std::string& path) { ValidatePlan(*Package::Open(path)); },
@@ -286,12 +334,14 @@ PYBIND11_MODULE(_tileinfer, m) {
                               "A package opened with the public API (host/api.h): generation on the GPU when "
                               "usable and planned for, else on the CPU.");
   RefuseBareNew(engine);
-  engine.def(py::init<const std::string&, const std::string&, int, const BoolArg&>(), py::arg("path"),
-           py::arg("device") = "auto", py::arg("cpu_threads") = 0, py::arg("check_target") = py::bool_(true))
+  engine.def(py::init<const std::string&, const StrArg&, const IntArg&, const BoolArg&>(), py::arg("path"),
+           py::arg("device") = py::str("auto"), py::arg("cpu_threads") = py::int_(0),
+           py::arg("check_target") = py::bool_(true))
       .def("generate", &PyEngine::Generate, py::kw_only(), py::arg("prompt") = py::none(),
-           py::arg("prompt_ids") = py::none(), py::arg("chat") = py::none(), py::arg("max_new_tokens") = 32,
-           py::arg("temperature") = 0.0, py::arg("top_k") = 0, py::arg("top_p") = 1.0, py::arg("seed") = 0,
-           py::arg("stop") = "", py::arg("stop_at_eos") = py::bool_(true), py::arg("on_token") = py::none(),
+           py::arg("prompt_ids") = py::none(), py::arg("chat") = py::none(),
+           py::arg("max_new_tokens") = py::int_(32), py::arg("temperature") = 0.0, py::arg("top_k") = py::int_(0),
+           py::arg("top_p") = 1.0, py::arg("seed") = py::int_(0), py::arg("stop") = py::str(""),
+           py::arg("stop_at_eos") = py::bool_(true), py::arg("on_token") = py::none(),
            "Generates from exactly one of prompt (text), prompt_ids or chat (a list of {'role', "
            "'content'} dicts). on_token(id, piece_bytes) is called as tokens are chosen; returning "
            "False stops. Returns a dict: prompt_ids, tokens, text, stopped, prompt_ms, decode_ms.")
@@ -302,19 +352,39 @@ PYBIND11_MODULE(_tileinfer, m) {
       .def_property_readonly("max_context", &PyEngine::max_context);
   py::class_<CpuSession> session(m, "CpuSession", "A package loaded, validated and run by the CPU executor.");
   RefuseBareNew(session);
-  session.def(py::init<const std::string&, int>(), py::arg("path"), py::arg("threads") = 0)
-      .def("step", &CpuSession::Step, py::arg("token"), py::arg("pos"), py::arg("logits").noconvert() = true,
+  session
+      .def(py::init([](const std::string& path, const IntArg& threads) {
+             return std::make_unique<CpuSession>(path, StrictInt<int>(threads, "threads"));
+           }),
+           py::arg("path"), py::arg("threads") = py::int_(0))
+      .def(
+          "step",
+          [](CpuSession& s, const IntArg& token, const IntArg& pos, bool logits) {
+            s.Step(StrictInt<int>(token, "token"), StrictInt<int>(pos, "pos"), logits);
+          },
+          py::arg("token"), py::arg("pos"), py::arg("logits").noconvert() = true,
            "Runs input `token` at position `pos` (appends to the K/V cache). Positions come in order "
            "from 0 (which starts a new request); an earlier one goes back: another token there "
            "rewrites the cache from there, the same token keeps the positions after it; one that "
            "skips a position raises Error.")
       .def("select", &CpuSession::Select, "Greedy token after a step with logits (-1: non-finite); before any, an error.")
       .def("logits", &CpuSession::Logits, "FP32 logits (vocab,) of the last step with logits; before any, an error.")
-      .def("generate", &CpuSession::Generate, py::arg("prompt"), py::arg("max_new_tokens"),
-           py::arg("stop_at_eos").noconvert() = true, "Greedy generation from position 0; returns new ids.")
-      .def("decode", [](const CpuSession& s, const std::vector<int>& ids) { return Utf8Text(s.Decode(ids)); },
+      .def(
+          "generate",
+          [](CpuSession& s, const IdsArg& prompt, const IntArg& max_new_tokens, bool stop_at_eos) {
+            return s.Generate(StrictIds(prompt, "prompt"), StrictInt<int>(max_new_tokens, "max_new_tokens"),
+                              stop_at_eos);
+          },
+          py::arg("prompt"), py::arg("max_new_tokens"), py::arg("stop_at_eos").noconvert() = true,
+          "Greedy generation from position 0; returns new ids.")
+      .def("decode", [](const CpuSession& s, const IdsArg& ids) { return Utf8Text(s.Decode(StrictIds(ids, "ids"))); },
            py::arg("ids"), "Text of token ids (bytes that are not UTF-8 as U+FFFD, as HF decodes).")
-      .def("encode", &CpuSession::Encode, py::arg("text"), py::arg("parse_special").noconvert() = true,
+      .def(
+          "encode",
+          [](const CpuSession& s, const StrArg& text, bool parse_special) {
+            return s.Encode(StrictStr(text, "text"), parse_special);
+          },
+          py::arg("text"), py::arg("parse_special").noconvert() = true,
            "Token ids of `text` (no BOS), as HF tokenizers encodes it.")
       .def_property_readonly("vocab_size", [](const CpuSession& s) { return s.package().model().vocab; })
       .def_property_readonly("max_context", [](const CpuSession& s) { return s.package().plan().max_context; });
@@ -322,11 +392,18 @@ PYBIND11_MODULE(_tileinfer, m) {
   RefuseBareNew(tokenizer);
   tokenizer.def(py::init([](const std::string& path) { return Tokenizer::FromJson(Package::Open(path)->tokenizer_json()); }),
            py::arg("path"), "The tokenizer of the package at `path`.")
-      .def_static("from_json", &Tokenizer::FromJson, py::arg("section"),
+      .def_static(
+          "from_json", [](const StrArg& section) { return Tokenizer::FromJson(StrictStr(section, "section")); },
+          py::arg("section"),
                   "A tokenizer from the text of a package's tokenizer section (TokenizerSpec.to_json()).")
-      .def("encode", &Tokenizer::Encode, py::arg("text"), py::arg("parse_special").noconvert() = true,
+      .def(
+          "encode",
+          [](const Tokenizer& t, const StrArg& text, bool parse_special) {
+            return t.Encode(StrictStr(text, "text"), parse_special);
+          },
+          py::arg("text"), py::arg("parse_special").noconvert() = true,
            "Token ids of `text`, without BOS; special tokens are parsed only when parse_special.")
-      .def("decode", [](const Tokenizer& t, const std::vector<int>& ids) { return Utf8Text(t.Decode(ids)); },
+      .def("decode", [](const Tokenizer& t, const IdsArg& ids) { return Utf8Text(t.Decode(StrictIds(ids, "ids"))); },
            py::arg("ids"), "Text of token ids (bytes that are not UTF-8 as U+FFFD, as HF decodes).")
       .def_property_readonly("vocab_size", &Tokenizer::vocab_size)
       .def_property_readonly("bos_id", &Tokenizer::bos_id)

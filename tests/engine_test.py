@@ -243,6 +243,48 @@ def test_flags_take_only_true_or_false(smol, smol_pkg):
         smol.generate(prompt="Hello", max_new_tokens=4, on_token=lambda i, p: 0)
 
 
+def test_text_arguments_take_str_not_bytes(smol, smol_pkg):
+    """pybind11's std::string takes bytes as they are; text arguments take only str (bytes are
+    another value: HF tokenizers refuses them too). Paths may still be bytes, as os paths."""
+    tokenizer, session = _tileinfer.Tokenizer(smol_pkg), _tileinfer.CpuSession(smol_pkg, 1)
+    calls = [(lambda: smol.generate(prompt=b"Hello", max_new_tokens=2), "prompt"),
+             (lambda: smol.generate(prompt="a", stop=b"x", max_new_tokens=2), "stop"),
+             (lambda: smol.generate(chat=[{"role": b"user", "content": "hi"}]), "a chat message's role"),
+             (lambda: smol.encode(b"Hello"), "text"),
+             (lambda: session.encode(b"Hello"), "text"),
+             (lambda: tokenizer.encode(b"Hello"), "text"),
+             (lambda: _tileinfer.Tokenizer.from_json(b"{}"), "section"),
+             (lambda: _tileinfer.Engine(smol_pkg, device=b"cpu"), "device")]
+    for call, what in calls:
+        with pytest.raises(TypeError, match=what + r" must be a str, not b'[^']*' \(bytes\); decode bytes first"):
+            call()
+    assert _tileinfer.Tokenizer(os.fsencode(smol_pkg)).vocab_size == smol.vocab_size
+
+
+def test_integer_arguments_name_their_range(smol, smol_pkg):
+    """An int out of the C++ type's range, or a value that is not an int, names the argument
+    (pybind11's own error listed the signatures only); numpy's integers are ints."""
+    session = _tileinfer.CpuSession(smol_pkg, 1)
+    cases = [(lambda: smol.generate(prompt="a", max_new_tokens=2**40), ValueError,
+              r"max_new_tokens = 1099511627776 is out of range \(-2147483648\.\.2147483647\)"),
+             (lambda: smol.generate(prompt="a", seed=-1), ValueError,
+              r"seed = -1 is out of range \(0\.\.18446744073709551615\)"),
+             (lambda: smol.generate(prompt="a", top_k=2.0), TypeError, r"top_k must be an int, not 2\.0 \(float\)"),
+             (lambda: smol.generate(prompt="a", max_new_tokens=True), TypeError,
+              r"max_new_tokens must be an int, not True \(bool\)"),
+             (lambda: session.step(1, 2**32), ValueError, r"pos = 4294967296 is out of range"),
+             (lambda: session.generate([1, "2"], 2), TypeError, r"prompt\[1\] must be an int, not '2' \(str\)"),
+             (lambda: smol.decode([1, -2**63 - 1]), ValueError, r"ids\[1\] = -9223372036854775809 is out of range"),
+             (lambda: smol.decode("12"), TypeError, r"ids must be a list of int token ids, e\.g\. \[1, 504\], not '12'"),
+             (lambda: _tileinfer.Engine(smol_pkg, device="cpu", cpu_threads="2"), TypeError,
+              r"cpu_threads must be an int, not '2' \(str\)")]
+    for call, error, needle in cases:
+        with pytest.raises(error, match=needle):
+            call()
+    assert smol.generate(prompt="Hello", max_new_tokens=np.int64(2), seed=np.uint64(5))["tokens"]
+    assert session.decode((np.int32(1), 2)) == smol.decode([1, 2])
+
+
 @pytest.mark.parametrize("name", ["Engine", "CpuSession", "Tokenizer"])
 def test_new_without_init_is_refused_not_a_crash(name):
     """pybind11 lets cls.__new__(cls) make an object whose C++ part was never constructed; a
