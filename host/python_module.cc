@@ -295,23 +295,28 @@ class PyEngine {
   std::unique_ptr<api::Engine> engine_;
 };
 
-// pybind11 (3.0; its issue 6153) lets `T.__new__(T)` make an object whose C++ part was never
-// constructed, and any method of it then reads unconstructed memory: a segfault. This __new__
-// refuses a call without the constructor's arguments (every constructor here takes a path or
-// more); the normal `T(...)` passes them to __new__ too. Only that bare call is refused:
-// `T.__new__(T, "x")` still makes such an object. Subclasses are left to pybind11.
+// pybind11 (3.0; its issue 6153) lets `T.__new__(T, ...)` make an object whose C++ part was
+// never constructed, and any method of it then reads unconstructed memory: a segfault. This
+// __new__ constructs the object itself, with the arguments it was given, by pybind11's own
+// __init__; the second __init__ that `T(...)` then makes is ignored by pybind11 (a registered
+// instance is not constructed twice: pybind11.h, "ignore the second __init__"). A call without
+// arguments is refused with a message of its own (every constructor here takes a path or more).
+// Subclasses are left to pybind11.
 template <typename Class>
-void RefuseBareNew(Class& cls) {
+void ConstructInNew(Class& cls) {
   const py::object base_new = cls.attr("__new__");
   const py::object self_type = cls;
   cls.def_static("__new__", [base_new, self_type](const py::object& type, const py::args& args,
                                                    const py::kwargs& kwargs) {
-    if (type.is(self_type) && args.empty() && kwargs.empty()) {
+    if (!type.is(self_type)) return base_new(type);
+    if (args.empty() && kwargs.empty()) {
       const std::string name = py::str(self_type.attr("__name__"));
       throw py::type_error(name + "() takes its constructor's arguments (see help(" + name + ")); " + name +
                            ".__new__ alone would make an object without them");
     }
-    return base_new(type);
+    py::object self = base_new(type);
+    self_type.attr("__init__")(self, *args, **kwargs);  // raises the constructor's error, if any
+    return self;
   });
 }
 
@@ -333,7 +338,7 @@ PYBIND11_MODULE(_tileinfer, m) {
   py::class_<PyEngine> engine(m, "Engine",
                               "A package opened with the public API (host/api.h): generation on the GPU when "
                               "usable and planned for, else on the CPU.");
-  RefuseBareNew(engine);
+  ConstructInNew(engine);
   engine.def(py::init<const std::string&, const StrArg&, const IntArg&, const BoolArg&>(), py::arg("path"),
            py::arg("device") = py::str("auto"), py::arg("cpu_threads") = py::int_(0),
            py::arg("check_target") = py::bool_(true))
@@ -351,7 +356,7 @@ PYBIND11_MODULE(_tileinfer, m) {
       .def_property_readonly("vocab_size", &PyEngine::vocab_size)
       .def_property_readonly("max_context", &PyEngine::max_context);
   py::class_<CpuSession> session(m, "CpuSession", "A package loaded, validated and run by the CPU executor.");
-  RefuseBareNew(session);
+  ConstructInNew(session);
   session
       .def(py::init([](const std::string& path, const IntArg& threads) {
              return std::make_unique<CpuSession>(path, StrictInt<int>(threads, "threads"));
@@ -389,7 +394,7 @@ PYBIND11_MODULE(_tileinfer, m) {
       .def_property_readonly("vocab_size", [](const CpuSession& s) { return s.package().model().vocab; })
       .def_property_readonly("max_context", [](const CpuSession& s) { return s.package().plan().max_context; });
   py::class_<Tokenizer> tokenizer(m, "Tokenizer", "A package's tokenizer alone (byte-level BPE).");
-  RefuseBareNew(tokenizer);
+  ConstructInNew(tokenizer);
   tokenizer.def(py::init([](const std::string& path) { return Tokenizer::FromJson(Package::Open(path)->tokenizer_json()); }),
            py::arg("path"), "The tokenizer of the package at `path`.")
       .def_static(

@@ -294,6 +294,27 @@ def test_new_without_init_is_refused_not_a_crash(name):
         cls.__new__(cls)
 
 
+@pytest.mark.parametrize("name", ["Engine", "CpuSession", "Tokenizer"])
+def test_new_with_arguments_constructs_or_raises(name, smol_pkg):
+    """cls.__new__(cls, path) left an unconstructed object whose methods segfaulted (Engine,
+    CpuSession) or read zeroed memory (Tokenizer: a vocabulary of 0). It constructs now, once:
+    a bad path raises the constructor's error, a good one gives a working object. In a child
+    process, so that a regression is a failed test, not a crashed run."""
+    code = ("import sys; from host import _tileinfer as t\n"
+            f"cls = t.{name}\n"
+            "try:\n"
+            "    cls.__new__(cls, '/nonexistent.tpkg')\n"
+            "except RuntimeError as e:\n"
+            "    print('refused:', e)\n"
+            "obj = cls.__new__(cls, sys.argv[1])\n"
+            "print('vocab', obj.vocab_size, obj.decode([504]) == cls(sys.argv[1]).decode([504]))\n")
+    run = subprocess.run([sys.executable, "-c", code, smol_pkg], capture_output=True, text=True,
+                         timeout=120, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert run.returncode == 0, (run.returncode, run.stdout, run.stderr)
+    assert "refused: /nonexistent.tpkg: cannot open package" in run.stdout, run.stdout
+    assert "vocab 49152 True" in run.stdout, run.stdout
+
+
 def test_signatures_name_the_types():
     """help() shows what each argument takes, not `object`."""
     init, generate = _tileinfer.Engine.__init__.__doc__, _tileinfer.Engine.generate.__doc__
