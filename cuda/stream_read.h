@@ -300,7 +300,8 @@ std::string IdleCopyRounds(const void* data, size_t bytes, int blocks, const Idl
 // one cluster would pay for a handoff inside the group, against a grid barrier, idle and
 // while every SM streams. One launch of `blocks` blocks of kClusterThreads threads in
 // clusters of `cluster_size` blocks (1..16, a divisor of `blocks`; above 8 the non-portable
-// size) runs `iterations` rounds of `kind`, each by one thread a block (warp
+// size), one block per SM (each asks for more than half the opt-in shared memory, as
+// LoadedBarrier's), runs `iterations` rounds of `kind`, each by one thread a block (warp
 // kClusterSyncWarp's lane 0) unless said otherwise:
 //   kClusterHardware: every thread of the block calls cooperative_groups' cluster.sync()
 //     (barrier.cluster.arrive.release, barrier.cluster.wait.acquire).
