@@ -11,8 +11,14 @@ table), and the predicted floor in ms/token at --bandwidth_gbps (default: the ta
 import dataclasses
 import math
 import os
+import signal
 import sys
 from typing import Optional
+
+# Ctrl-C during the slow imports below (~0.3 s; nothing is written yet) ends the process at once
+# by SIGINT, without a traceback; main() puts Python's handler back (planner/signals.py install).
+if __name__ == "__main__" and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 from absl import app
 from absl import flags

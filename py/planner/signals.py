@@ -3,6 +3,10 @@ importer), so that the cleanup their writers run for KeyboardInterrupt (removing
 file or directory) runs for them too, and the tool then ends by that signal, as a shell or a
 supervisor expects.
 
+Before its slow imports a tool's entry module sets SIGINT to its default action (run as
+__main__ only), so that Ctrl-C then ends it at once without a traceback; install() puts
+Python's KeyboardInterrupt handler back before the tool writes anything.
+
 Usage in a tool's main():
     signals.install()
     try:
@@ -31,7 +35,11 @@ def _raise_interrupted(signum, frame):
 
 def install() -> None:
     """Makes SIGTERM and SIGHUP raise Interrupted, each only where its handler is the default
-    (a signal ignored on purpose, as nohup ignores SIGHUP, stays ignored)."""
+    (a signal ignored on purpose, as nohup ignores SIGHUP, stays ignored), and SIGINT raise
+    KeyboardInterrupt again where the entry module's quiet start left its default action
+    (Python itself installs that handler at startup unless SIGINT is ignored)."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_DFL:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     for signum in (signal.SIGTERM, signal.SIGHUP):
         if signal.getsignal(signum) is signal.SIG_DFL:
             signal.signal(signum, _raise_interrupted)
