@@ -190,7 +190,8 @@ class PyEngine {
 
   py::dict Generate(const OptionalStr& prompt, const OptionalIds& prompt_ids, const OptionalChat& chat,
                     const IntArg& max_new_tokens, double temperature, const IntArg& top_k, double top_p,
-                    const IntArg& seed, const StrArg& stop, const BoolArg& stop_at_eos, const OptionalOnToken& on_token) {
+                    const IntArg& seed, const StrArg& stop, const BoolArg& stop_at_eos,
+                    const OptionalOnToken& on_token) {
     api::Request r;
     if (!prompt.is_none()) r.prompt = StrictStr(prompt, "prompt");
     if (!prompt_ids.is_none()) {
@@ -330,8 +331,7 @@ PYBIND11_MODULE(_tileinfer, m) {
       "Number of usable CUDA devices; 0 when there is no GPU or no driver.");
   m.def(
       "with_unicode_delta", [](const StrArg& pattern) { return WithUnicodeDelta(StrictStr(pattern, "pattern")); },
-      py::arg("pattern"),
-        "A pre-tokenizer pattern as the tokenizer compiles it in ICU (host/tokenizer.h), for tests.");
+      py::arg("pattern"), "A pre-tokenizer pattern as the tokenizer compiles it in ICU (host/tokenizer.h), for tests.");
   m.def(
       "validate_package", [](const std::string& path) { ValidatePlan(*Package::Open(path)); },
       py::arg("path"), "Opens and validates a package; raises Error naming the failed check.");
