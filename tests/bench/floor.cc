@@ -776,6 +776,10 @@ int main(int argc, char** argv) {
       !AtLeast("cluster_rounds", FLAGS_cluster_rounds, 1)) {
     return 2;
   }
+  if (FLAGS_mode == "cluster" && cluster_sizes.empty()) {
+    std::fprintf(stderr, "error: --cluster_sizes is empty: give one or more sizes 1..16, e.g. 2,8,16\n");
+    return 2;
+  }
   cudaDeviceProp prop;
   if (!Check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties")) return 1;
   if (FLAGS_mode == "barrier") return BarrierMode(prop);
