@@ -155,10 +155,11 @@ T StrictInt(const py::handle& h, const std::string& what) {
   return value.cast<T>();
 }
 
-// `h` as token ids: a list or tuple of ints (StrictInt, 32-bit), else a TypeError or
-// ValueError naming `what` and the item.
+// `h` as token ids: a sequence of ints (StrictInt, 32-bit: a list, a tuple, a numpy array; not
+// a str or bytes), else a TypeError or ValueError naming `what` and the item.
 std::vector<int> StrictIds(const py::handle& h, const std::string& what) {
-  if (!py::isinstance<py::list>(h) && !py::isinstance<py::tuple>(h)) {
+  if (!py::isinstance<py::sequence>(h) || py::isinstance<py::str>(h) || py::isinstance<py::bytes>(h) ||
+      PyByteArray_Check(h.ptr())) {
     throw py::type_error(what + " must be a list of int token ids, e.g. [1, 504], not " + Shown(h));
   }
   std::vector<int> ids;

@@ -282,7 +282,9 @@ def test_integer_arguments_name_their_range(smol, smol_pkg):
         with pytest.raises(error, match=needle):
             call()
     assert smol.generate(prompt="Hello", max_new_tokens=np.int64(2), seed=np.uint64(5))["tokens"]
-    assert session.decode((np.int32(1), 2)) == smol.decode([1, 2])
+    assert session.decode((np.int32(1), 2)) == smol.decode([1, 2]) == smol.decode(np.array([1, 2]))
+    with pytest.raises(TypeError, match=r"ids must be a list of int token ids, e\.g\. \[1, 504\], not b'\\x01'"):
+        smol.decode(b"\x01")
 
 
 @pytest.mark.parametrize("name", ["Engine", "CpuSession", "Tokenizer"])
