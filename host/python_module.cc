@@ -7,6 +7,7 @@
 #include <pybind11/typing.h>
 
 #include <chrono>
+#include <cstdio>
 #include <exception>
 #include <limits>
 #include <string>
@@ -127,13 +128,30 @@ bool StrictBool(const py::handle& h, const std::string& what) {
 
 // `h` as UTF-8 when it is a str, else a TypeError naming `what`: pybind11's std::string also
 // takes bytes, as raw bytes that no one checked, which for text is another value, not another
-// spelling of it (HF tokenizers refuses bytes too).
+// spelling of it (HF tokenizers refuses bytes too). A str holding a lone surrogate (which UTF-8
+// cannot encode) is a ValueError naming the first one, where pybind11 said only "Unable to cast".
 std::string StrictStr(const py::handle& h, const std::string& what) {
   if (!py::isinstance<py::str>(h)) {
     throw py::type_error(what + " must be a str, not " + Shown(h) +
                          (py::isinstance<py::bytes>(h) ? "; decode bytes first, e.g. b.decode('utf-8')" : ""));
   }
-  return h.cast<std::string>();
+  const py::object utf8 = py::reinterpret_steal<py::object>(PyUnicode_AsUTF8String(h.ptr()));
+  if (!utf8) {
+    PyErr_Clear();
+    const Py_ssize_t n = PyUnicode_GetLength(h.ptr());
+    Py_ssize_t at = 0;
+    Py_UCS4 c = 0;
+    for (; at < n; ++at) {
+      c = PyUnicode_ReadChar(h.ptr(), at);
+      if (c >= 0xD800 && c <= 0xDFFF) break;
+    }
+    char code[16];
+    std::snprintf(code, sizeof(code), "U+%04X", static_cast<unsigned>(c));
+    throw py::value_error(what + " holds a lone surrogate (" + code + " at index " + std::to_string(at) +
+                          "), which UTF-8 cannot encode: remove it, or decode the source bytes with "
+                          "errors='replace'");
+  }
+  return std::string(PyBytes_AS_STRING(utf8.ptr()), static_cast<size_t>(PyBytes_GET_SIZE(utf8.ptr())));
 }
 
 // `h` as an integer of type T when it is one (int, or anything with __index__ such as numpy's

@@ -259,6 +259,12 @@ def test_text_arguments_take_str_not_bytes(smol, smol_pkg):
         with pytest.raises(TypeError, match=what + r" must be a str, not b'[^']*' \(bytes\); decode bytes first"):
             call()
     assert _tileinfer.Tokenizer(os.fsencode(smol_pkg)).vocab_size == smol.vocab_size
+    # A lone surrogate is not text either (pybind11 said only "Unable to cast").
+    with pytest.raises(ValueError, match=r"prompt holds a lone surrogate \(U\+D800 at index 2\), which UTF-8 "
+                                         r"cannot encode"):
+        smol.generate(prompt="ab\ud800c", max_new_tokens=2)
+    with pytest.raises(ValueError, match=r"text holds a lone surrogate \(U\+DFFF at index 0\)"):
+        tokenizer.encode("\udfff")
 
 
 def test_integer_arguments_name_their_range(smol, smol_pkg):
