@@ -851,11 +851,27 @@ __device__ __forceinline__ uint32_t LoadClusterShared(uint32_t addr) {
   return v;
 }
 
+// Waits until the mbarrier at shared address `bar` completes the phase of `parity`, with
+// acquire semantics at cluster scope (the arrivals and complete_tx come from other blocks of
+// the cluster, released at cluster scope); Watchdog as WaitParity's.
+__device__ __forceinline__ void WaitParityCluster(uint32_t bar, uint32_t parity) {
+  const long long t0 = clock64();
+  uint32_t done;
+  do {
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+        " selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+    if (!done) Watchdog(t0);
+  } while (!done);
+}
+
 // One kClusterMbarrier round `r` of the calling warp (every lane): after __syncwarp (lane 0's
 // earlier writes ordered before every lane's arrival), lane k < size arrives, with release
 // semantics at cluster scope, on mbarrier r % 2 of block k of the cluster; lane 0 waits for
-// its own mbarrier's phase r / 2 with acquire semantics at cluster scope (Watchdog as
-// WaitParity's); then __syncwarp. The arrivals go out in parallel: from one thread, one after
+// its own mbarrier's phase r / 2 (WaitParityCluster); then __syncwarp. The arrivals go out in parallel: from one thread, one after
 // another, they cost ~0.17 us each (call CL: 3.0 us a round at size 16).
 __device__ __forceinline__ void ClusterMbarrierRound(const uint64_t* mbar, uint32_t r, uint32_t size, int lane) {
   const uint32_t own = SharedAddress(&mbar[r & 1]);
@@ -864,27 +880,16 @@ __device__ __forceinline__ void ClusterMbarrierRound(const uint64_t* mbar, uint3
     asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(MapToRank(own, lane))
                  : "memory");
   }
-  if (lane == 0) {
-    const long long t0 = clock64();
-    uint32_t done;
-    do {
-      asm volatile(
-          "{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-          " selp.u32 %0, 1, 0, p;\n}\n"
-          : "=r"(done)
-          : "r"(own), "r"((r >> 1) & 1)
-          : "memory");
-      if (!done) Watchdog(t0);
-    } while (!done);
-  }
+  if (lane == 0) WaitParityCluster(own, (r >> 1) & 1);
   __syncwarp();
 }
 
 // One kStAsyncHandoff round `r` of the calling warp (every lane; stream_read.h): lane 0
 // arrives on its own mbarrier r % 2 expecting size x 4 bytes; lane k < size stores `stamp`
-// into block k's inbox[r % 2][rank] by st.async, completing on block k's mbarrier r % 2; lane
-// 0 waits for its mbarrier's phase r / 2 (Watchdog as WaitParity's) and returns its inbox
-// slot of the next rank.
+// into block k's inbox[r % 2][rank] by st.async, completing on block k's mbarrier r % 2 (the
+// complete_tx has release semantics at cluster scope; no fence waits for the SM's loads); lane
+// 0 waits for its mbarrier's phase r / 2 (WaitParityCluster) and returns its inbox slot of the
+// next rank.
 __device__ __forceinline__ uint32_t StAsyncRound(const uint64_t* full, uint32_t (*inbox)[16], uint32_t r,
                                                  uint32_t rank, uint32_t size, uint32_t stamp, int lane) {
   const uint32_t own = SharedAddress(&full[r & 1]);
@@ -900,7 +905,7 @@ __device__ __forceinline__ uint32_t StAsyncRound(const uint64_t* full, uint32_t 
   }
   uint32_t seen = 0;
   if (lane == 0) {
-    WaitParity(own, (r >> 1) & 1);
+    WaitParityCluster(own, (r >> 1) & 1);
     seen = inbox[r & 1][(rank + 1) % size];
   }
   __syncwarp();
@@ -965,6 +970,7 @@ __global__ void __launch_bounds__(kClusterThreads, 1) ClusterRoundsKernel(Cluste
       if (kAcross) LoadRound(words, base, kClusterThreads, v);
       if (kKind == kGridCounterLoads && threadIdx.x == 32) slots[(i & 1) * n + b] = stamp;
       if (kKind != kGridCounterLoads && threadIdx.x == 32) slot[i & 1] = stamp;  // not the checker's write
+      __syncwarp();  // the barriers below are .aligned: every warp converged
       if (kKind == kClusterHardware || kKind == kClusterHardwareLoads) {
         cluster.sync();
       } else if (kKind == kClusterRelaxedLoads) {
@@ -1773,7 +1779,11 @@ std::string ClusterRounds(const void* data, size_t bytes, int blocks, int cluste
            "kRemoteSmemChase, kL2Chase, kClusterHardwareLoads, kClusterRelaxedLoads, kGridCounterLoads, kLoadsOnly or "
            "kStAsyncHandoff";
   }
-  if (iterations < 1) return "iterations " + std::to_string(iterations) + ": give at least 1";
+  if (iterations < 1 || static_cast<uint64_t>(iterations) * static_cast<uint64_t>(std::max(blocks, 1)) > UINT32_MAX) {
+    return "iterations " + std::to_string(iterations) + ": give 1.." +
+           std::to_string(UINT32_MAX / static_cast<uint64_t>(std::max(blocks, 1))) +
+           " (the counters' targets, rounds x blocks, are 32-bit)";
+  }
   const bool across =
       kind == kClusterHardwareLoads || kind == kClusterRelaxedLoads || kind == kGridCounterLoads || kind == kLoadsOnly;
   if (stream && kind == kClusterHardware) {

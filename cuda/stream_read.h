@@ -310,12 +310,13 @@ std::string IdleCopyRounds(const void* data, size_t bytes, int blocks, const Idl
 //     with release semantics at cluster scope on that mbarrier of block k of its cluster
 //     (mapa, mbarrier.arrive.release.cluster.shared::cluster), all lanes at once, and lane 0
 //     waits on its own with acquire semantics (mbarrier.try_wait.parity.acquire.cluster).
-//   kStAsyncHandoff: data handed over without a release: lane 0 arrives on its own mbarrier
-//     of the round (two used in turn, one arrival a phase) expecting cluster_size x 4 bytes;
-//     lane k stores the round's stamp into block k's inbox slot for this block's rank by
-//     st.async.shared::cluster.mbarrier::complete_tx::bytes (the asynchronous proxy),
-//     completing on block k's mbarrier of the round; lane 0 waits for its phase and checks
-//     the next rank's slot (counted in mismatches).
+//   kStAsyncHandoff: data handed over by remote asynchronous stores, with no fence of the
+//     sender's: lane 0 arrives on its own mbarrier of the round (two used in turn, one arrival
+//     a phase) expecting cluster_size x 4 bytes; lane k stores the round's stamp into block
+//     k's inbox slot for this block's rank by st.async.shared::cluster.mbarrier::complete_tx::
+//     bytes, completing on block k's mbarrier of the round (the complete_tx has release
+//     semantics at cluster scope); lane 0 waits for its phase with acquire semantics at
+//     cluster scope and checks the next rank's slot (counted in mismatches).
 //   kGroupCounter: the same group through L2, as a worker without clusters would do it: one
 //     counter per cluster-sized group of blocks, a release add at GPU scope and acquire polls
 //     until every block of the group has added (CounterBarrier's protocol).
@@ -352,8 +353,8 @@ std::string IdleCopyRounds(const void* data, size_t bytes, int blocks, const Idl
 // ~10 s traps (the launch fails) rather than hang.
 // Results: ms (the launch, CUDA events), mismatches, streamed_bytes (all blocks). Errors: a
 // GPU below compute capability 9.0, a cluster size, block count or iteration count out of
-// range, stream with kClusterHardware, no stream with the kinds that need it, no `data` to
-// stream, and CUDA errors.
+// range (iterations x blocks must fit 32 bits: the counters' targets), stream with
+// kClusterHardware, no stream with the kinds that need it, no `data` to stream, and CUDA errors.
 enum ClusterKind {
   kClusterHardware = 0,
   kClusterMbarrier = 1,

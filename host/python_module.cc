@@ -12,6 +12,7 @@
 #include <limits>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "cuda/device_query.h"
@@ -99,16 +100,6 @@ bool Finalizing() {
 #endif
 }
 
-// `h` as T, or a TypeError saying `what` (pybind11's own message names only C++ types).
-template <typename T>
-T CastOr(const py::handle& h, const std::string& what) {
-  try {
-    return h.cast<T>();
-  } catch (const py::cast_error&) {
-    throw py::type_error(what + ", not " + std::string(py::repr(h)).substr(0, 80));
-  }
-}
-
 // `h` as a bool in *out when it is True or False (numpy's too); false for anything else.
 bool LoadBool(const py::handle& h, bool* out) {
   py::detail::make_caster<bool> caster;
@@ -128,8 +119,9 @@ bool StrictBool(const py::handle& h, const std::string& what) {
 
 // `h` as UTF-8 when it is a str, else a TypeError naming `what`: pybind11's std::string also
 // takes bytes, as raw bytes that no one checked, which for text is another value, not another
-// spelling of it (HF tokenizers refuses bytes too). A str holding a lone surrogate (which UTF-8
-// cannot encode) is a ValueError naming the first one, where pybind11 said only "Unable to cast".
+// spelling of it (HF tokenizers refuses bytes too). A str holding a surrogate code point (which
+// UTF-8 cannot encode) is a ValueError naming the first one, where pybind11 said only "Unable
+// to cast"; any other failure of the encoding is raised as it is.
 std::string StrictStr(const py::handle& h, const std::string& what) {
   if (!py::isinstance<py::str>(h)) {
     throw py::type_error(what + " must be a str, not " + Shown(h) +
@@ -137,47 +129,55 @@ std::string StrictStr(const py::handle& h, const std::string& what) {
   }
   const py::object utf8 = py::reinterpret_steal<py::object>(PyUnicode_AsUTF8String(h.ptr()));
   if (!utf8) {
-    PyErr_Clear();
-    const Py_ssize_t n = PyUnicode_GetLength(h.ptr());
+    if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) throw py::error_already_set();
+    const py::error_already_set error;  // takes the pending UnicodeEncodeError
     Py_ssize_t at = 0;
-    Py_UCS4 c = 0;
-    for (; at < n; ++at) {
-      c = PyUnicode_ReadChar(h.ptr(), at);
-      if (c >= 0xD800 && c <= 0xDFFF) break;
-    }
+    if (PyUnicodeEncodeError_GetStart(error.value().ptr(), &at) != 0) throw py::error_already_set();
     char code[16];
-    std::snprintf(code, sizeof(code), "U+%04X", static_cast<unsigned>(c));
-    throw py::value_error(what + " holds a lone surrogate (" + code + " at index " + std::to_string(at) +
+    std::snprintf(code, sizeof(code), "U+%04X", static_cast<unsigned>(PyUnicode_ReadChar(h.ptr(), at)));
+    throw py::value_error(what + " holds a surrogate code point (" + code + " at index " + std::to_string(at) +
                           "), which UTF-8 cannot encode: remove it, or decode the source bytes with "
                           "errors='replace'");
   }
   return std::string(PyBytes_AS_STRING(utf8.ptr()), static_cast<size_t>(PyBytes_GET_SIZE(utf8.ptr())));
 }
 
+// "a 32-bit int" and the like, for StrictInt's range error.
+template <typename T>
+std::string IntTypeName() {
+  return std::string("a ") + std::to_string(8 * sizeof(T)) + "-bit " + (std::is_signed_v<T> ? "" : "unsigned ") + "int";
+}
+
 // `h` as an integer of type T when it is one (int, or anything with __index__ such as numpy's
-// integers, but not True or False) within T's range; else a TypeError or a ValueError
-// naming `what` and the range (pybind11's own error names only the function's signatures).
+// integers, but not True or False) within T's range; else a TypeError or a ValueError naming
+// `what` and the range (pybind11's own error named only the function's signatures). The C++
+// side then checks the value itself (e.g. max_new_tokens at least 1).
 template <typename T>
 T StrictInt(const py::handle& h, const std::string& what) {
   if (py::isinstance<py::bool_>(h) || !PyIndex_Check(h.ptr())) {
     throw py::type_error(what + " must be an int, not " + Shown(h));
   }
   const py::int_ value = py::reinterpret_steal<py::int_>(PyNumber_Index(h.ptr()));
-  if (!value) throw py::error_already_set();
+  if (!value) {  // e.g. a numpy array of more than one element, whose __index__ refuses
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw py::error_already_set();
+    PyErr_Clear();
+    throw py::type_error(what + " must be an int, not " + Shown(h));
+  }
   const py::int_ lo(std::numeric_limits<T>::min()), hi(std::numeric_limits<T>::max());
   if (value < lo || value > hi) {
-    throw py::value_error(what + " = " + std::string(py::repr(value)).substr(0, 80) + " is out of range (" +
-                          std::to_string(std::numeric_limits<T>::min()) + ".." +
+    throw py::value_error(what + " = " + std::string(py::repr(value)).substr(0, 80) + " does not fit " +
+                          IntTypeName<T>() + " (" + std::to_string(std::numeric_limits<T>::min()) + ".." +
                           std::to_string(std::numeric_limits<T>::max()) + ")");
   }
   return value.cast<T>();
 }
 
-// `h` as token ids: a sequence of ints (StrictInt, 32-bit: a list, a tuple, a numpy array; not
-// a str or bytes), else a TypeError or ValueError naming `what` and the item.
+// `h` as token ids: an iterable of ints (StrictInt, 32-bit: a list, a tuple, a numpy array, a
+// generator, as pybind11's list caster took), but not a str, bytes, bytearray, set or dict
+// (text, or no order); else a TypeError or ValueError naming `what` and the item.
 std::vector<int> StrictIds(const py::handle& h, const std::string& what) {
-  if (!py::isinstance<py::sequence>(h) || py::isinstance<py::str>(h) || py::isinstance<py::bytes>(h) ||
-      PyByteArray_Check(h.ptr())) {
+  if (py::isinstance<py::str>(h) || py::isinstance<py::bytes>(h) || PyByteArray_Check(h.ptr()) ||
+      PyAnySet_Check(h.ptr()) || PyDict_Check(h.ptr()) || !py::isinstance<py::iterable>(h)) {
     throw py::type_error(what + " must be a list of int token ids, e.g. [1, 504], not " + Shown(h));
   }
   std::vector<int> ids;
@@ -213,23 +213,7 @@ class PyEngine {
                     const OptionalOnToken& on_token) {
     api::Request r;
     if (!prompt.is_none()) r.prompt = StrictStr(prompt, "prompt");
-    if (!prompt_ids.is_none()) {
-      if (py::isinstance<py::str>(prompt_ids) || py::isinstance<py::bytes>(prompt_ids) ||
-          py::isinstance<py::set>(prompt_ids)) {
-        throw py::type_error("prompt_ids must be a list of int token ids, e.g. [1, 504], not a " +
-                             TypeName(prompt_ids));
-      }
-      if (py::isinstance<py::sequence>(prompt_ids)) {
-        for (const py::handle id : prompt_ids) {  // pybind11's int takes True and False as 1 and 0
-          if (py::isinstance<py::bool_>(id)) {
-            throw py::type_error("prompt_ids must be a list of int token ids, e.g. [1, 504], not one holding " +
-                                 Shown(id));
-          }
-        }
-      }
-      r.prompt_ids = CastOr<std::vector<int>>(prompt_ids, "prompt_ids must be a list of int token ids "
-                                                          "(each a 32-bit int), e.g. [1, 504]");
-    }
+    if (!prompt_ids.is_none()) r.prompt_ids = StrictIds(prompt_ids, "prompt_ids");
     if (!chat.is_none()) {
       if (py::isinstance<py::str>(chat)) throw py::type_error("chat must be a list of {'role': ..., 'content': ...} dicts");
       for (const py::handle m : chat) {
@@ -321,7 +305,8 @@ class PyEngine {
 // __init__; the second __init__ that `T(...)` then makes is ignored by pybind11 (a registered
 // instance is not constructed twice: pybind11.h, "ignore the second __init__"). A call without
 // arguments is refused with a message of its own (every constructor here takes a path or more).
-// Subclasses are left to pybind11.
+// The classes are final (py::is_final), so no subclass makes its own way around this. An
+// explicit obj.__init__(...) on a constructed object is ignored, as pybind11 ignores it.
 template <typename Class>
 void ConstructInNew(Class& cls) {
   const py::object base_new = cls.attr("__new__");
@@ -354,7 +339,7 @@ PYBIND11_MODULE(_tileinfer, m) {
   m.def(
       "validate_package", [](const std::string& path) { ValidatePlan(*Package::Open(path)); },
       py::arg("path"), "Opens and validates a package; raises Error naming the failed check.");
-  py::class_<PyEngine> engine(m, "Engine",
+  py::class_<PyEngine> engine(m, "Engine", py::is_final(),
                               "A package opened with the public API (host/api.h): generation on the GPU when "
                               "usable and planned for, else on the CPU.");
   ConstructInNew(engine);
@@ -374,7 +359,7 @@ PYBIND11_MODULE(_tileinfer, m) {
       .def_property_readonly("executor_name", &PyEngine::executor_name)
       .def_property_readonly("vocab_size", &PyEngine::vocab_size)
       .def_property_readonly("max_context", &PyEngine::max_context);
-  py::class_<CpuSession> session(m, "CpuSession", "A package loaded, validated and run by the CPU executor.");
+  py::class_<CpuSession> session(m, "CpuSession", py::is_final(), "A package loaded, validated and run by the CPU executor.");
   ConstructInNew(session);
   session
       .def(py::init([](const std::string& path, const IntArg& threads) {
@@ -412,7 +397,7 @@ PYBIND11_MODULE(_tileinfer, m) {
            "Token ids of `text` (no BOS), as HF tokenizers encodes it.")
       .def_property_readonly("vocab_size", [](const CpuSession& s) { return s.package().model().vocab; })
       .def_property_readonly("max_context", [](const CpuSession& s) { return s.package().plan().max_context; });
-  py::class_<Tokenizer> tokenizer(m, "Tokenizer", "A package's tokenizer alone (byte-level BPE).");
+  py::class_<Tokenizer> tokenizer(m, "Tokenizer", py::is_final(), "A package's tokenizer alone (byte-level BPE).");
   ConstructInNew(tokenizer);
   tokenizer.def(py::init([](const std::string& path) { return Tokenizer::FromJson(Package::Open(path)->tokenizer_json()); }),
            py::arg("path"), "The tokenizer of the package at `path`.")
