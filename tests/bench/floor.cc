@@ -65,15 +65,14 @@
 // whether a cooperative launch takes a cluster dimension; then, on as many whole clusters as
 // fit on the SMs (one block of 544 threads per SM), microseconds per round of the cluster's
 // hardware barrier, an mbarrier handoff over distributed shared memory, a handoff by remote
-// asynchronous stores (st.async), the same group
-// synchronised through an L2 counter, the counter grid barrier, a grid barrier made of
-// cluster rounds and one counter over the clusters, a dependent load from another block's
-// shared memory and one from L2; each idle and (but the hardware barrier) while warps 0-15
-// of every block stream 32 KB in flight a SM; and, with every thread, the hardware barrier
-// (release and relaxed arrivals), the counter grid barrier and __syncthreads with each
-// thread's loads in flight across them (34 KB a SM a round). Rounds (--cluster_rounds) by difference of
-// launches of N and 2N, medians of --reps; reads that missed a write made before the round
-// (must be 0); the stream's GB/s.
+// asynchronous stores (st.async), the same group synchronised through an L2 counter, the
+// counter grid barrier, a grid barrier made of cluster rounds and one counter over the
+// clusters, a dependent load from another block's shared memory and one from L2; each idle
+// and (but the hardware barrier) while warps 0-15 of every block stream 32 KB in flight a
+// SM; and, with every thread, the hardware barrier (release and relaxed arrivals), the counter
+// grid barrier and __syncthreads with each thread's loads in flight across them (34 KB a SM a
+// round). Rounds (--cluster_rounds) by difference of launches of N and 2N, medians of --reps;
+// reads that missed a write made before the round (must be 0); the stream's GB/s.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -711,7 +710,9 @@ int ClusterMode(const cudaDeviceProp& prop, const void* data, size_t bytes, cons
         tileinfer::ClusterRounds(nullptr, 0, blocks, size, tileinfer::kGridCounter, false, true, 10, &probe);
     cudaGetLastError();
     const bool cooperative = coop_err.empty();
-    std::printf(", \"cooperative_launch\": \"%s\", \"runs\": [\n", cooperative ? "ok" : coop_err.c_str());
+    std::string shown = cooperative ? "ok" : coop_err;
+    std::replace(shown.begin(), shown.end(), '"', '\'');  // a JSON string
+    std::printf(", \"cooperative_launch\": \"%s\", \"runs\": [\n", shown.c_str());
     bool first_run = true;
     for (const auto& k : kinds) {
       for (const bool stream : {false, true}) {
