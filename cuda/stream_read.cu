@@ -930,7 +930,7 @@ template <ClusterKind kKind>
 __global__ void __launch_bounds__(kClusterThreads, 1) ClusterRoundsKernel(ClusterArgs a) {
 #if __CUDA_ARCH__ >= 900
   constexpr bool kAcross = kKind == kClusterHardwareLoads || kKind == kClusterRelaxedLoads ||
-                           kKind == kGridCounterLoads || kKind == kLoadsOnly;
+                           kKind == kGridCounterLoads || kKind == kLoadsOnly || kKind == kGridSplitLoads;
   __shared__ alignas(8) uint64_t mbar[2];
   __shared__ alignas(8) uint64_t full[2];  // kStAsyncHandoff's, one arrival a phase
   __shared__ uint32_t inbox[2][16];        // kStAsyncHandoff's: [round % 2][sender's rank]
@@ -967,11 +967,22 @@ __global__ void __launch_bounds__(kClusterThreads, 1) ClusterRoundsKernel(Cluste
     for (int i = 0; i < a.iterations; ++i) {
       const uint32_t stamp = static_cast<uint32_t>(i) + 1;
       uint4 v[kClusterStreamUnroll];
+      constexpr bool kGlobalSlot = kKind == kGridCounterLoads || kKind == kGridSplitLoads;
+      if (kGlobalSlot && threadIdx.x == 32) slots[(i & 1) * n + b] = stamp;
+      if (!kGlobalSlot && threadIdx.x == 32) slot[i & 1] = stamp;  // not the checker's write
+      if (kKind == kGridSplitLoads) {  // arrive (release) before the loads, wait after them
+        __syncthreads();
+        if (threadIdx.x == 0) device::AddRelease(a.scratch);
+      }
       if (kAcross) LoadRound(words, base, kClusterThreads, v);
-      if (kKind == kGridCounterLoads && threadIdx.x == 32) slots[(i & 1) * n + b] = stamp;
-      if (kKind != kGridCounterLoads && threadIdx.x == 32) slot[i & 1] = stamp;  // not the checker's write
       __syncwarp();  // the barriers below are .aligned: every warp converged
-      if (kKind == kClusterHardware || kKind == kClusterHardwareLoads) {
+      if (kKind == kGridSplitLoads) {
+        if (threadIdx.x == 0) {
+          const long long t0 = clock64();
+          while (device::LoadAcquire(a.scratch) < stamp * n) Watchdog(t0);
+        }
+        __syncthreads();
+      } else if (kKind == kClusterHardware || kKind == kClusterHardwareLoads) {
         cluster.sync();
       } else if (kKind == kClusterRelaxedLoads) {
         asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
@@ -983,7 +994,7 @@ __global__ void __launch_bounds__(kClusterThreads, 1) ClusterRoundsKernel(Cluste
       }
       if (threadIdx.x == 0) {
         uint32_t seen;
-        if (kKind == kGridCounterLoads) {
+        if (kGlobalSlot) {
           asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];\n" : "=r"(seen) : "l"(slots + (i & 1) * n + (b + 1) % n)
                        : "memory");
         } else if (kKind == kClusterRelaxedLoads || kKind == kLoadsOnly) {
@@ -1701,6 +1712,7 @@ const void* ClusterKernel(ClusterKind kind) {
     case kGridCounterLoads: return reinterpret_cast<const void*>(ClusterRoundsKernel<kGridCounterLoads>);
     case kLoadsOnly: return reinterpret_cast<const void*>(ClusterRoundsKernel<kLoadsOnly>);
     case kStAsyncHandoff: return reinterpret_cast<const void*>(ClusterRoundsKernel<kStAsyncHandoff>);
+    case kGridSplitLoads: return reinterpret_cast<const void*>(ClusterRoundsKernel<kGridSplitLoads>);
     default: return nullptr;
   }
 }
@@ -1776,16 +1788,16 @@ std::string ClusterRounds(const void* data, size_t bytes, int blocks, int cluste
   if (kernel == nullptr) {
     return "cluster kind " + std::to_string(static_cast<int>(kind)) +
            ": give kClusterHardware, kClusterMbarrier, kGroupCounter, kGridCounter, kHierarchicalGrid, "
-           "kRemoteSmemChase, kL2Chase, kClusterHardwareLoads, kClusterRelaxedLoads, kGridCounterLoads, kLoadsOnly or "
-           "kStAsyncHandoff";
+           "kRemoteSmemChase, kL2Chase, kClusterHardwareLoads, kClusterRelaxedLoads, kGridCounterLoads, kLoadsOnly, "
+           "kStAsyncHandoff or kGridSplitLoads";
   }
   if (iterations < 1 || static_cast<uint64_t>(iterations) * static_cast<uint64_t>(std::max(blocks, 1)) > UINT32_MAX) {
     return "iterations " + std::to_string(iterations) + ": give 1.." +
            std::to_string(UINT32_MAX / static_cast<uint64_t>(std::max(blocks, 1))) +
            " (the counters' targets, rounds x blocks, are 32-bit)";
   }
-  const bool across =
-      kind == kClusterHardwareLoads || kind == kClusterRelaxedLoads || kind == kGridCounterLoads || kind == kLoadsOnly;
+  const bool across = kind == kClusterHardwareLoads || kind == kClusterRelaxedLoads || kind == kGridCounterLoads ||
+                      kind == kLoadsOnly || kind == kGridSplitLoads;
   if (stream && kind == kClusterHardware) {
     return "stream with kClusterHardware: its barrier needs every thread, so none can stream; give stream false "
            "(kClusterHardwareLoads is that barrier with loads in flight)";

@@ -337,6 +337,9 @@ std::string IdleCopyRounds(const void* data, size_t bytes, int blocks, const Idl
 //   kClusterRelaxedLoads: barrier.cluster.arrive.relaxed, then wait (no write is ordered by
 //     it, so no slot is checked);
 //   kGridCounterLoads: the counter grid barrier of the whole block (device::CounterBarrier);
+//   kGridSplitLoads: the same barrier split around the loads: __syncthreads, thread 0's
+//     release add (the arrival) before any thread issues the round's loads, then thread 0's
+//     acquire polls and __syncthreads after them (the release has no loads to wait for);
 //   kLoadsOnly: __syncthreads: the loads' own time a round, the reference.
 // In each round of the barrier kinds the thread first writes the round's stamp into a slot
 // of its block (shared memory for the cluster kinds, global for the others) and after the
@@ -346,7 +349,7 @@ std::string IdleCopyRounds(const void* data, size_t bytes, int blocks, const Idl
 // meanwhile read its contiguous share of `data` (`bytes`, wrapping) with 16-byte loads,
 // kClusterStreamUnroll in flight a lane (32 KB a SM: what saturates HBM, call Z) until the
 // rounds end; not with kClusterHardware, whose barrier needs every thread; and required by
-// the four kinds with loads across the barrier (their loads are the stream). cooperative: the
+// the five kinds with loads across the barrier (their loads are the stream). cooperative: the
 // launch also carries the cooperative attribute (whether a cooperative launch takes a
 // cluster dimension is one of the questions; without it the host still refuses more blocks
 // than cudaOccupancyMaxActiveClusters says can be resident). A wait that has not ended after
@@ -367,7 +370,8 @@ enum ClusterKind {
   kClusterRelaxedLoads = 8,
   kGridCounterLoads = 9,
   kLoadsOnly = 10,
-  kStAsyncHandoff = 11
+  kStAsyncHandoff = 11,
+  kGridSplitLoads = 12
 };
 inline constexpr int kClusterSyncWarp = 16, kClusterThreads = (kClusterSyncWarp + 1) * 32, kClusterStreamUnroll = 4;
 struct ClusterRoundsResult {

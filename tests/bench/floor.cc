@@ -70,8 +70,8 @@
 // clusters, a dependent load from another block's shared memory and one from L2; each idle
 // and (but the hardware barrier) while warps 0-15 of every block stream 32 KB in flight a
 // SM; and, with every thread, the hardware barrier (release and relaxed arrivals), the counter
-// grid barrier and __syncthreads with each thread's loads in flight across them (34 KB a SM a
-// round). Rounds (--cluster_rounds) by difference of launches of N and 2N, medians of --reps;
+// grid barrier (whole, and split: arrival before the loads, wait after) and __syncthreads with
+// each thread's loads in flight across them (34 KB a SM a round). Rounds (--cluster_rounds) by difference of launches of N and 2N, medians of --reps;
 // reads that missed a write made before the round (must be 0); the stream's GB/s.
 #include <cuda_runtime.h>
 
@@ -684,6 +684,7 @@ int ClusterMode(const cudaDeviceProp& prop, const void* data, size_t bytes, cons
       {tileinfer::kClusterHardwareLoads, "every thread: loads in flight across cluster.sync()"},
       {tileinfer::kClusterRelaxedLoads, "every thread: loads in flight across barrier.cluster.arrive.relaxed"},
       {tileinfer::kGridCounterLoads, "every thread: loads in flight across the counter grid barrier"},
+      {tileinfer::kGridSplitLoads, "every thread: loads issued between the grid barrier's arrival and its wait"},
       {tileinfer::kLoadsOnly, "every thread: the same loads across __syncthreads (the reference)"}};
   int status = 0;
   bool first_size = true;
@@ -717,7 +718,8 @@ int ClusterMode(const cudaDeviceProp& prop, const void* data, size_t bytes, cons
     for (const auto& k : kinds) {
       for (const bool stream : {false, true}) {
         const bool across = k.kind == tileinfer::kClusterHardwareLoads || k.kind == tileinfer::kClusterRelaxedLoads ||
-                            k.kind == tileinfer::kGridCounterLoads || k.kind == tileinfer::kLoadsOnly;
+                            k.kind == tileinfer::kGridCounterLoads || k.kind == tileinfer::kLoadsOnly ||
+                            k.kind == tileinfer::kGridSplitLoads;
         if ((stream && k.kind == tileinfer::kClusterHardware) || (!stream && across)) continue;
         std::vector<float> us;
         uint64_t missed = 0;
