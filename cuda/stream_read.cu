@@ -1802,6 +1802,10 @@ std::string ClusterRounds(const void* data, size_t bytes, int blocks, int cluste
     return "stream with kClusterHardware: its barrier needs every thread, so none can stream; give stream false "
            "(kClusterHardwareLoads is that barrier with loads in flight)";
   }
+  if (kind == kStAsyncHandoff && cluster_size < 2) {
+    return "kStAsyncHandoff with clusters of " + std::to_string(cluster_size) +
+           " block: st.async stores into another block of the cluster; give clusters of 2 or more";
+  }
   if (!stream && across) {
     return "cluster kind " + std::to_string(static_cast<int>(kind)) +
            ": every thread's loads across the barrier are its stream; give stream true";

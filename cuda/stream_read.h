@@ -316,7 +316,8 @@ std::string IdleCopyRounds(const void* data, size_t bytes, int blocks, const Idl
 //     k's inbox slot for this block's rank by st.async.shared::cluster.mbarrier::complete_tx::
 //     bytes, completing on block k's mbarrier of the round (the complete_tx has release
 //     semantics at cluster scope); lane 0 waits for its phase with acquire semantics at
-//     cluster scope and checks the next rank's slot (counted in mismatches).
+//     cluster scope and checks the next rank's slot (counted in mismatches). Clusters of 2
+//     blocks or more (compute-sanitizer: a cluster of 1 cannot take st.async).
 //   kGroupCounter: the same group through L2, as a worker without clusters would do it: one
 //     counter per cluster-sized group of blocks, a release add at GPU scope and acquire polls
 //     until every block of the group has added (CounterBarrier's protocol).
@@ -356,7 +357,8 @@ std::string IdleCopyRounds(const void* data, size_t bytes, int blocks, const Idl
 // ~10 s traps (the launch fails) rather than hang.
 // Results: ms (the launch, CUDA events), mismatches, streamed_bytes (all blocks). Errors: a
 // GPU below compute capability 9.0, a cluster size, block count or iteration count out of
-// range (iterations x blocks must fit 32 bits: the counters' targets), stream with
+// range (iterations x blocks must fit 32 bits: the counters' targets), kStAsyncHandoff in
+// clusters of 1, stream with
 // kClusterHardware, no stream with the kinds that need it, no `data` to stream, and CUDA errors.
 enum ClusterKind {
   kClusterHardware = 0,

@@ -721,6 +721,7 @@ int ClusterMode(const cudaDeviceProp& prop, const void* data, size_t bytes, cons
                             k.kind == tileinfer::kGridCounterLoads || k.kind == tileinfer::kLoadsOnly ||
                             k.kind == tileinfer::kGridSplitLoads;
         if ((stream && k.kind == tileinfer::kClusterHardware) || (!stream && across)) continue;
+        if (k.kind == tileinfer::kStAsyncHandoff && size < 2) continue;  // st.async needs another block
         std::vector<float> us;
         uint64_t missed = 0;
         unsigned long long streamed = 0;
