@@ -705,6 +705,28 @@ __global__ void __launch_bounds__(kPipelineComputeThreads + 32, 1) PipelineKerne
 #endif
 }
 
+// Thread t's share of a block's stream until *stop is set: 16-byte loads of words[t + j x
+// threads] (j counting up, wrapping at n16, a multiple of threads x kUnroll), kUnroll in flight,
+// folded into *acc. Returns the bytes read. LoadedBarrierKernel's and ClusterRoundsKernel's
+// streaming warps.
+template <int kUnroll>
+__device__ __forceinline__ unsigned long long StreamUntilStop(const uint4* words, size_t n16, uint32_t threads,
+                                                              volatile int* stop, uint32_t* acc) {
+  unsigned long long bytes = 0;
+  size_t base = threadIdx.x;
+  while (*stop == 0) {
+    uint4 v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(words + base + static_cast<size_t>(u) * threads);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) *acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+    base += static_cast<size_t>(threads) * kUnroll;
+    if (base >= n16) base = threadIdx.x;
+    bytes += 16 * kUnroll;
+  }
+  return bytes;
+}
+
 // LoadedBarrier's kernel (stream_read.h). kUnroll: the plain loads in flight per lane, or 0
 // for the bulk ring. scratch: [0] the barrier counter, [32 * (b + 1)] block b's L2 word (a
 // 128-byte line each).
@@ -799,20 +821,9 @@ __global__ void __launch_bounds__((kLoadedBarrierWarp + 1) * 32, 1) LoadedBarrie
     bytes = k * a.chunk;
   } else {
     if (warp >= a.stream_warps) return;
-    const uint32_t threads = static_cast<uint32_t>(a.stream_warps) * 32;
-    const uint4* words = reinterpret_cast<const uint4*>(mine);
-    const size_t n16 = a.per_block / 16;  // a multiple of threads x kUnroll (the host rounds it)
-    size_t base = threadIdx.x;
-    while (*stop_flag == 0) {
-      uint4 v[kUnroll > 0 ? kUnroll : 1];
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(words + base + static_cast<size_t>(u) * threads);
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-      base += static_cast<size_t>(threads) * kUnroll;
-      if (base >= n16) base = threadIdx.x;
-      bytes += 16 * kUnroll;
-    }
+    // per_block is a multiple of threads x kUnroll (the host rounds it).
+    bytes = StreamUntilStop<(kUnroll > 0 ? kUnroll : 1)>(reinterpret_cast<const uint4*>(mine), a.per_block / 16,
+                                                       static_cast<uint32_t>(a.stream_warps) * 32, stop_flag, &acc);
   }
   atomicAdd(a.streamed, bytes);
   if (acc == 0x9E3779B9u) a.sink[blockIdx.x] = acc;  // almost never taken; keeps the loads live
@@ -1056,20 +1067,7 @@ __global__ void __launch_bounds__(kClusterThreads, 1) ClusterRoundsKernel(Cluste
       *stop_flag = 1;
     }
   } else if (a.per_block != 0 && warp < kClusterSyncWarp) {
-    constexpr uint32_t kStreamThreads = kClusterSyncWarp * 32;
-    size_t base = threadIdx.x;
-    unsigned long long bytes = 0;
-    while (*stop_flag == 0) {
-      uint4 v[kClusterStreamUnroll];
-#pragma unroll
-      for (int u = 0; u < kClusterStreamUnroll; ++u) v[u] = __ldg(words + base + static_cast<size_t>(u) * kStreamThreads);
-#pragma unroll
-      for (int u = 0; u < kClusterStreamUnroll; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-      base += static_cast<size_t>(kStreamThreads) * kClusterStreamUnroll;
-      if (base >= n16) base = threadIdx.x;
-      bytes += 16 * kClusterStreamUnroll;
-    }
-    atomicAdd(a.streamed, bytes);
+    atomicAdd(a.streamed, StreamUntilStop<kClusterStreamUnroll>(words, n16, kClusterSyncWarp * 32, stop_flag, &acc));
   }
   if (acc == 0x9E3779B9u) a.sink[b] = acc;  // almost never taken; keeps the loads live
   __syncwarp();

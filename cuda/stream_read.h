@@ -358,8 +358,8 @@ std::string IdleCopyRounds(const void* data, size_t bytes, int blocks, const Idl
 // Results: ms (the launch, CUDA events), mismatches, streamed_bytes (all blocks). Errors: a
 // GPU below compute capability 9.0, a cluster size, block count or iteration count out of
 // range (iterations x blocks must fit 32 bits: the counters' targets), kStAsyncHandoff in
-// clusters of 1, stream with
-// kClusterHardware, no stream with the kinds that need it, no `data` to stream, and CUDA errors.
+// clusters of 1, stream with kClusterHardware, no stream with the kinds that need it, no `data`
+// to stream, and CUDA errors.
 enum ClusterKind {
   kClusterHardware = 0,
   kClusterMbarrier = 1,
