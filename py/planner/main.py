@@ -11,14 +11,12 @@ table), and the predicted floor in ms/token at --bandwidth_gbps (default: the ta
 import dataclasses
 import math
 import os
-import signal
 import sys
 from typing import Optional
 
-# Ctrl-C during the slow imports below (~0.3 s; nothing is written yet) ends the process at once
-# by SIGINT, without a traceback; main() puts Python's handler back (planner/signals.py install).
-if __name__ == "__main__" and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+from planner import signals  # first: its quiet start covers the slow imports below
+
+signals.quiet_until_main(__name__)
 
 from absl import app
 from absl import flags
@@ -27,7 +25,6 @@ from absl import logging
 from planner import package as package_lib
 from planner import paths
 from planner import plan as plan_lib
-from planner import signals
 from planner import target as target_lib
 from planner import validate as validate_lib
 

@@ -3,9 +3,9 @@ importer), so that the cleanup their writers run for KeyboardInterrupt (removing
 file or directory) runs for them too, and the tool then ends by that signal, as a shell or a
 supervisor expects.
 
-Before its slow imports a tool's entry module sets SIGINT to its default action (run as
-__main__ only), so that Ctrl-C then ends it at once without a traceback; install() puts
-Python's KeyboardInterrupt handler back before the tool writes anything.
+Before its slow imports a tool's entry module calls quiet_until_main(__name__), so that Ctrl-C
+then ends it at once without a traceback; install() puts Python's KeyboardInterrupt handler back
+before the tool writes anything.
 
 Usage in a tool's main():
     signals.install()
@@ -31,6 +31,15 @@ class Interrupted(KeyboardInterrupt):
 def _raise_interrupted(signum, frame):
     del frame
     raise Interrupted(signum)
+
+
+def quiet_until_main(module_name: str) -> None:
+    """Called by a tool's entry module before its slow imports, with its __name__: when it runs
+    as a command (__main__) and Python's KeyboardInterrupt handler is in place, SIGINT gets its
+    default action, so that Ctrl-C during the imports (~0.3 s; nothing is written yet) ends the
+    process by SIGINT at once, without a traceback. install() puts the handler back."""
+    if module_name == "__main__" and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def install() -> None:

@@ -22,15 +22,16 @@ import json
 import os
 import pathlib
 import shutil
-import signal
 import sys
 import tempfile
 from typing import Any
 
-# Ctrl-C during the slow imports below (~0.3 s; nothing is written yet) ends the process at once
-# by SIGINT, without a traceback; main() puts Python's handler back (planner/signals.py install).
-if __name__ == "__main__" and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+if __package__ in (None, ""):  # run as a script: make the `py/` import root importable
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from planner import signals  # noqa: E402  first: its quiet start covers the slow imports below
+
+signals.quiet_until_main(__name__)
 
 from absl import app
 from absl import flags
@@ -41,11 +42,7 @@ import numpy as np
 from safetensors.numpy import save_file
 import tqdm
 
-if __package__ in (None, ""):  # run as a script: make the `py/` import root importable
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
 from planner import paths  # noqa: E402
-from planner import signals  # noqa: E402
 from planner import weights as weights_lib  # noqa: E402
 from planner.model_config import ConfigError, LlamaConfig  # noqa: E402
 

@@ -12,20 +12,17 @@ relative to where `bazel run` was started. Errors: one line, exit status 1.
 """
 import json
 import os
-import signal
 import sys
 
-# Ctrl-C during the slow imports below (~0.3 s; nothing is written yet) ends the process at once
-# by SIGINT, without a traceback; main() puts Python's handler back (planner/signals.py install).
-if __name__ == "__main__" and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+from planner import signals  # first: its quiet start covers the slow imports below
+
+signals.quiet_until_main(__name__)
 
 from absl import app, flags, logging
 
 from planner import cli
 from planner import main as planner_main
 from planner import paths
-from planner import signals
 from tools import gguf_import, smollm2
 
 FLAGS = flags.FLAGS
