@@ -940,8 +940,7 @@ __device__ __forceinline__ void LoadRound(const uint4* words, size_t base, uint3
 template <ClusterKind kKind>
 __global__ void __launch_bounds__(kClusterThreads, 1) ClusterRoundsKernel(ClusterArgs a) {
 #if __CUDA_ARCH__ >= 900
-  constexpr bool kAcross = kKind == kClusterHardwareLoads || kKind == kClusterRelaxedLoads ||
-                           kKind == kGridCounterLoads || kKind == kLoadsOnly || kKind == kGridSplitLoads;
+  constexpr bool kAcross = LoadsAcrossBarrier(kKind);
   __shared__ alignas(8) uint64_t mbar[2];
   __shared__ alignas(8) uint64_t full[2];  // kStAsyncHandoff's, one arrival a phase
   __shared__ uint32_t inbox[2][16];        // kStAsyncHandoff's: [round % 2][sender's rank]
@@ -1794,8 +1793,7 @@ std::string ClusterRounds(const void* data, size_t bytes, int blocks, int cluste
            std::to_string(UINT32_MAX / static_cast<uint64_t>(std::max(blocks, 1))) +
            " (the counters' targets, rounds x blocks, are 32-bit)";
   }
-  const bool across = kind == kClusterHardwareLoads || kind == kClusterRelaxedLoads || kind == kGridCounterLoads ||
-                      kind == kLoadsOnly || kind == kGridSplitLoads;
+  const bool across = LoadsAcrossBarrier(kind);
   if (stream && kind == kClusterHardware) {
     return "stream with kClusterHardware: its barrier needs every thread, so none can stream; give stream false "
            "(kClusterHardwareLoads is that barrier with loads in flight)";

@@ -376,6 +376,15 @@ enum ClusterKind {
   kGridSplitLoads = 12
 };
 inline constexpr int kClusterSyncWarp = 16, kClusterThreads = (kClusterSyncWarp + 1) * 32, kClusterStreamUnroll = 4;
+// The kinds in which every thread's loads cross the barrier (their loads are the stream, so
+// ClusterRounds requires `stream` for them).
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+inline constexpr bool LoadsAcrossBarrier(ClusterKind kind) {
+  return kind == kClusterHardwareLoads || kind == kClusterRelaxedLoads || kind == kGridCounterLoads ||
+         kind == kLoadsOnly || kind == kGridSplitLoads;
+}
 struct ClusterRoundsResult {
   float ms = 0;
   uint32_t mismatches = 0;

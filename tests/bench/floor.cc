@@ -717,10 +717,9 @@ int ClusterMode(const cudaDeviceProp& prop, const void* data, size_t bytes, cons
     bool first_run = true;
     for (const auto& k : kinds) {
       for (const bool stream : {false, true}) {
-        const bool across = k.kind == tileinfer::kClusterHardwareLoads || k.kind == tileinfer::kClusterRelaxedLoads ||
-                            k.kind == tileinfer::kGridCounterLoads || k.kind == tileinfer::kLoadsOnly ||
-                            k.kind == tileinfer::kGridSplitLoads;
-        if ((stream && k.kind == tileinfer::kClusterHardware) || (!stream && across)) continue;
+        if ((stream && k.kind == tileinfer::kClusterHardware) || (!stream && tileinfer::LoadsAcrossBarrier(k.kind))) {
+          continue;
+        }
         if (k.kind == tileinfer::kStAsyncHandoff && size < 2) continue;  // st.async needs another block
         std::vector<float> us;
         uint64_t missed = 0;
