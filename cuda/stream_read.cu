@@ -705,16 +705,25 @@ __global__ void __launch_bounds__(kPipelineComputeThreads + 32, 1) PipelineKerne
 #endif
 }
 
+// The streaming warps' stop flag: an int in shared memory, 0 until the barrier warp's rounds
+// are done. It carries no data, only "stop streaming", and is written and read by atomics only,
+// so that compute-sanitizer racecheck has no hazard to report on it (call CL6 found the
+// volatile poll it replaced).
+__device__ __forceinline__ void SetStop(int* stop) { atomicExch(stop, 1); }
+__device__ __forceinline__ bool StopSet(int* stop) { return atomicOr(stop, 0) != 0; }
+
 // Thread t's share of a block's stream until *stop is set: 16-byte loads of words[t + j x
 // threads] (j counting up, wrapping at n16, a multiple of threads x kUnroll), kUnroll in flight,
-// folded into *acc. Returns the bytes read. LoadedBarrierKernel's and ClusterRoundsKernel's
-// streaming warps.
+// folded into *acc. Every lane of each calling warp calls it (threads a multiple of 32): lane 0
+// reads the flag for its warp. Returns the bytes read. LoadedBarrierKernel's and
+// ClusterRoundsKernel's streaming warps.
 template <int kUnroll>
 __device__ __forceinline__ unsigned long long StreamUntilStop(const uint4* words, size_t n16, uint32_t threads,
-                                                              volatile int* stop, uint32_t* acc) {
+                                                              int* stop, uint32_t* acc) {
   unsigned long long bytes = 0;
   size_t base = threadIdx.x;
-  while (*stop == 0) {
+  const bool reader = threadIdx.x % 32 == 0;
+  while (__shfl_sync(0xFFFFFFFFu, reader && StopSet(stop) ? 1 : 0, 0) == 0) {
     uint4 v[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(words + base + static_cast<size_t>(u) * threads);
@@ -764,7 +773,6 @@ __global__ void __launch_bounds__((kLoadedBarrierWarp + 1) * 32, 1) LoadedBarrie
     }
   }
   __syncthreads();  // the last barrier of all the block's threads: the roles split here
-  volatile int* stop_flag = &stop;
   if (warp == kLoadedBarrierWarp) {
     if (lane != 0) return;
     const bool recorder = blockIdx.x == 0;
@@ -790,7 +798,7 @@ __global__ void __launch_bounds__((kLoadedBarrierWarp + 1) * 32, 1) LoadedBarrie
         a.record[2 * i + 1] = static_cast<uint32_t>(t1 - t0);
       }
     }
-    *stop_flag = 1;
+    SetStop(&stop);
     if (recorder) {
       a.clock_ns[2] = clock64();
       a.clock_ns[3] = GlobalNs();
@@ -806,7 +814,7 @@ __global__ void __launch_bounds__((kLoadedBarrierWarp + 1) * 32, 1) LoadedBarrie
     if (threadIdx.x != 0) return;
     uint64_t k = 0;
     size_t off = 0;
-    while (*stop_flag == 0) {
+    while (!StopSet(&stop)) {
       const int s = static_cast<int>(k % a.stages);
       const uint64_t use = k / a.stages;
       if (use > 0) WaitParity(SharedAddress(&full[s]), static_cast<uint32_t>((use - 1) & 1));
@@ -823,7 +831,7 @@ __global__ void __launch_bounds__((kLoadedBarrierWarp + 1) * 32, 1) LoadedBarrie
     if (warp >= a.stream_warps) return;
     // per_block is a multiple of threads x kUnroll (the host rounds it).
     bytes = StreamUntilStop<(kUnroll > 0 ? kUnroll : 1)>(reinterpret_cast<const uint4*>(mine), a.per_block / 16,
-                                                       static_cast<uint32_t>(a.stream_warps) * 32, stop_flag, &acc);
+                                                       static_cast<uint32_t>(a.stream_warps) * 32, &stop, &acc);
   }
   atomicAdd(a.streamed, bytes);
   if (acc == 0x9E3779B9u) a.sink[blockIdx.x] = acc;  // almost never taken; keeps the loads live
@@ -859,6 +867,13 @@ __device__ __forceinline__ uint32_t MapToRank(uint32_t addr, uint32_t rank) {
 __device__ __forceinline__ uint32_t LoadClusterShared(uint32_t addr) {
   uint32_t v;
   asm volatile("ld.shared::cluster.u32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
+  return v;
+}
+
+// LoadClusterShared as a relaxed atomic at cluster scope (an atomic OR of 0).
+__device__ __forceinline__ uint32_t AtomicLoadClusterShared(uint32_t addr) {
+  uint32_t v;
+  asm volatile("atom.relaxed.cluster.shared::cluster.or.b32 %0, [%1], 0;\n" : "=r"(v) : "r"(addr) : "memory");
   return v;
 }
 
@@ -967,7 +982,6 @@ __global__ void __launch_bounds__(kClusterThreads, 1) ClusterRoundsKernel(Cluste
   uint32_t* mismatches = a.scratch + 32;
   uint32_t* slots = a.scratch + 64 + 32 * a.groups;
   const uint32_t next_rank = (rank + 1) % size;
-  volatile int* stop_flag = &stop;
   const uint4* words = reinterpret_cast<const uint4*>(a.data + b * a.per_block);
   const size_t n16 = a.per_block / 16;
   uint32_t acc = 0;
@@ -1029,9 +1043,11 @@ __global__ void __launch_bounds__(kClusterThreads, 1) ClusterRoundsKernel(Cluste
       const uint32_t stamp = static_cast<uint32_t>(i) + 1;
       uint32_t* round = slots + (i & 1) * n;
       if (kKind == kClusterMbarrier) {
-        if (lane == 0) slot[i & 1] = stamp;
+        // The slot's write and the other rank's read are atomics: their order runs through the
+        // remote mbarrier arrivals of rounds i and i + 1, which racecheck does not follow.
+        if (lane == 0) atomicExch(&slot[i & 1], stamp);
         ClusterMbarrierRound(mbar, r++, size, lane);
-        if (lane == 0) missed += LoadClusterShared(MapToRank(SharedAddress(&slot[i & 1]), next_rank)) != stamp;
+        if (lane == 0) missed += AtomicLoadClusterShared(MapToRank(SharedAddress(&slot[i & 1]), next_rank)) != stamp;
       } else if (kKind == kStAsyncHandoff) {
         const uint32_t seen = StAsyncRound(full, inbox, r++, rank, size, stamp, lane);
         if (lane == 0) missed += seen != stamp;
@@ -1063,10 +1079,10 @@ __global__ void __launch_bounds__(kClusterThreads, 1) ClusterRoundsKernel(Cluste
     if (lane == 0) {
       if (missed != 0) atomicAdd(mismatches, missed);
       if (index == 0xFFFFFFFFu) a.sink[b] = index;  // never taken; keeps the chase live
-      *stop_flag = 1;
+      SetStop(&stop);
     }
   } else if (a.per_block != 0 && warp < kClusterSyncWarp) {
-    atomicAdd(a.streamed, StreamUntilStop<kClusterStreamUnroll>(words, n16, kClusterSyncWarp * 32, stop_flag, &acc));
+    atomicAdd(a.streamed, StreamUntilStop<kClusterStreamUnroll>(words, n16, kClusterSyncWarp * 32, &stop, &acc));
   }
   if (acc == 0x9E3779B9u) a.sink[b] = acc;  // almost never taken; keeps the loads live
   __syncwarp();
