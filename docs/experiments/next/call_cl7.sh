@@ -3,7 +3,9 @@
 # cluster and loaded-barrier kernels after the stop flag and the mbarrier handoff's slot became
 # atomics: racecheck to the end (sizes 1, 2, 16), memcheck and synccheck, then one timed pass
 # of each mode against calls CL4 / Z9. Here first: .gpu/cl/floor = floor of the commit
-# (bazel -c opt), carried with this script.
+# (bazel -c opt), carried with this script. `call_cl7.sh sanitize` runs the sanitizers only.
+# The sanitizers' reports go into one archive (a call brings back at most 8 files), their
+# summaries again at the end of the output.
 set -u
 OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"
 F=.gpu/cl/floor
@@ -23,6 +25,7 @@ for tool in memcheck synccheck; do
     --bytes=268435456 > "$OUT/${tool}_loaded_barrier.txt" 2>&1
   echo "$tool loaded_barrier rc=$? at ${SECONDS}s: $(summary "$OUT/${tool}_loaded_barrier.txt")"
 done
+if [ "${1:-}" != sanitize ]; then
 timeout 120 "$F" --mode=cluster --reps=15 > "$OUT/cluster.json" 2> "$OUT/cluster.err"
 echo "cluster rc=$? at ${SECONDS}s"; cat "$OUT/cluster.err"
 timeout 120 "$F" --mode=loaded_barrier > "$OUT/loaded_barrier.json" 2> "$OUT/loaded_barrier.err"
@@ -40,4 +43,7 @@ for r in json.load(open(sys.argv[2]))["runs"]:
           f" quiet {r['quiet_block0']!s:5} barrier {r['barrier_us']:7.3f} load {r['load_us']:6.3f} us"
           f" {r['stream_gbps']:7.1f} GB/s")
 PY
+fi
+echo "summaries:"; for f in "$OUT"/*check_*.txt; do echo "  $(basename "$f"): $(summary "$f")"; done
+(cd "$OUT" && tar czf sanitize.tar.gz ./*check_*.txt && rm -f ./*check_*.txt)
 cp "$0" "$OUT/"
