@@ -705,32 +705,38 @@ __global__ void __launch_bounds__(kPipelineComputeThreads + 32, 1) PipelineKerne
 #endif
 }
 
-// The streaming warps' stop flag: an int in shared memory, 0 until the barrier warp's rounds
-// are done. It carries no data, only "stop streaming", and is written and read by atomics only,
-// so that compute-sanitizer racecheck has no hazard to report on it (call CL6 found the
-// volatile poll it replaced).
-__device__ __forceinline__ void SetStop(int* stop) { atomicExch(stop, 1); }
-__device__ __forceinline__ bool StopSet(int* stop) { return atomicOr(stop, 0) != 0; }
+// The streaming warps' stop signal: an mbarrier in shared memory, initialised for one arrival,
+// which the barrier warp makes when its rounds are done (SetStop); the streaming threads test
+// its first phase without waiting (StopSet: mbarrier.test_wait, acquire at CTA scope). It
+// carries no data, only "stop streaming". Calls CL6-CL7b: a volatile int poll drew racecheck
+// hazards, and a shared atomic read in its place cost the streams 1-14% (more the fewer loads a
+// lane a round), wherever in the round it was issued.
+__device__ __forceinline__ void SetStop(uint64_t* stop) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(SharedAddress(stop)) : "memory");
+}
+__device__ __forceinline__ bool StopSet(uint64_t* stop) {
+  uint32_t done;
+  asm volatile(
+      "{\n .reg .pred p;\n mbarrier.test_wait.parity.shared::cta.b64 p, [%1], 0;\n selp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(done)
+      : "r"(SharedAddress(stop))
+      : "memory");
+  return done != 0;
+}
 
-// Thread t's share of a block's stream until *stop is set: 16-byte loads of words[t + j x
+// Thread t's share of a block's stream until the stop signal: 16-byte loads of words[t + j x
 // threads] (j counting up, wrapping at n16, a multiple of threads x kUnroll), kUnroll in flight,
-// folded into *acc. Every lane of each calling warp calls it (threads a multiple of 32): lane 0
-// reads the flag for its warp, each read issued behind one round's loads and used before the
-// next round's, so that its latency overlaps theirs (call CL7: read before the loads, the
-// shared atomic's latency cost the stream 3-12%). Returns the bytes read. LoadedBarrierKernel's
-// and ClusterRoundsKernel's streaming warps.
+// folded into *acc. Returns the bytes read. LoadedBarrierKernel's and ClusterRoundsKernel's
+// streaming warps.
 template <int kUnroll>
 __device__ __forceinline__ unsigned long long StreamUntilStop(const uint4* words, size_t n16, uint32_t threads,
-                                                              int* stop, uint32_t* acc) {
+                                                              uint64_t* stop, uint32_t* acc) {
   unsigned long long bytes = 0;
   size_t base = threadIdx.x;
-  const bool reader = threadIdx.x % 32 == 0;
-  bool stopped = reader && StopSet(stop);
-  while (__shfl_sync(0xFFFFFFFFu, stopped ? 1 : 0, 0) == 0) {
+  while (!StopSet(stop)) {
     uint4 v[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(words + base + static_cast<size_t>(u) * threads);
-    if (reader) stopped = StopSet(stop);
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) *acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
     base += static_cast<size_t>(threads) * kUnroll;
@@ -763,18 +769,18 @@ __global__ void __launch_bounds__((kLoadedBarrierWarp + 1) * 32, 1) LoadedBarrie
 #if __CUDA_ARCH__ >= 900
   extern __shared__ __align__(128) uint8_t ring[];
   __shared__ alignas(8) uint64_t full[kMaxBulkStages];
-  __shared__ int stop;
-  __shared__ uint32_t loaded;  // the timed load's value (its use)
+  __shared__ alignas(8) uint64_t stop;  // the streaming warps' stop signal (SetStop, StopSet)
+  __shared__ uint32_t loaded;           // the timed load's value (its use)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const uint8_t* mine = a.data + blockIdx.x * a.per_block;
   if (threadIdx.x == 0) {
-    stop = 0;
+    InitMbarrier(SharedAddress(&stop), 1);
     if (kUnroll == 0) {
       for (int s = 0; s < a.stages; ++s) {
         InitMbarrier(SharedAddress(&full[s]), 1);
       }
-      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();  // the last barrier of all the block's threads: the roles split here
   if (warp == kLoadedBarrierWarp) {
@@ -965,7 +971,7 @@ __global__ void __launch_bounds__(kClusterThreads, 1) ClusterRoundsKernel(Cluste
   __shared__ uint32_t inbox[2][16];        // kStAsyncHandoff's: [round % 2][sender's rank]
   __shared__ uint32_t slot[2];
   __shared__ uint32_t smem_chain[kClusterSmemChainWords];
-  __shared__ int stop;
+  __shared__ alignas(8) uint64_t stop;  // the streaming warps' stop signal (SetStop, StopSet)
   cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
   const uint32_t rank = cluster.block_rank(), size = cluster.num_blocks();
   const uint32_t b = blockIdx.x, n = gridDim.x;
@@ -974,7 +980,7 @@ __global__ void __launch_bounds__(kClusterThreads, 1) ClusterRoundsKernel(Cluste
     smem_chain[j] = (j + kClusterChainStep) % kClusterSmemChainWords;
   }
   if (threadIdx.x == 0) {
-    stop = 0;
+    InitMbarrier(SharedAddress(&stop), 1);
     slot[0] = slot[1] = 0;
     InitMbarrier(SharedAddress(&mbar[0]), size);
     InitMbarrier(SharedAddress(&mbar[1]), size);
