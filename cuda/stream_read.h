@@ -310,6 +310,9 @@ std::string IdleCopyRounds(const void* data, size_t bytes, int blocks, const Idl
 //     with release semantics at cluster scope on that mbarrier of block k of its cluster
 //     (mapa, mbarrier.arrive.release.cluster.shared::cluster), all lanes at once, and lane 0
 //     waits on its own with acquire semantics (mbarrier.try_wait.parity.acquire.cluster).
+//     Its slot (below) is written and read by atomics, which racecheck does not count as a
+//     hazard (the plain store and remote load before them did, call CL6); they add ~0.07 us
+//     to a round against calls CL2-CL6 (call CL7c).
 //   kStAsyncHandoff: data handed over by remote asynchronous stores, with no fence of the
 //     sender's: lane 0 arrives on its own mbarrier of the round (two used in turn, one arrival
 //     a phase) expecting cluster_size x 4 bytes; lane k stores the round's stamp into block
@@ -349,7 +352,7 @@ std::string IdleCopyRounds(const void* data, size_t bytes, int blocks, const Idl
 // the stamp (0 for a correct protocol). stream: warps 0..kClusterSyncWarp - 1 of every block
 // meanwhile read its contiguous share of `data` (`bytes`, wrapping) with 16-byte loads,
 // kClusterStreamUnroll in flight a lane (32 KB a SM: what saturates HBM, call Z) until the
-// rounds end; not with kClusterHardware, whose barrier needs every thread; and required by
+// rounds end (a stop signal the streaming threads test each round without waiting); not with kClusterHardware, whose barrier needs every thread; and required by
 // the five kinds with loads across the barrier (their loads are the stream). cooperative: the
 // launch also carries the cooperative attribute (whether a cooperative launch takes a
 // cluster dimension is one of the questions; without it the host still refuses more blocks
