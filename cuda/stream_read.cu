@@ -1232,6 +1232,122 @@ std::string GridBarrier(int blocks, int threads, BarrierKind kind, int iteration
   return err == cudaSuccess ? "" : std::string("cudaMemcpy (mismatches): ") + cudaGetErrorString(err);
 }
 
+// HandoffRounds' kernel (stream_read.h). plain: 2 x n words; tagged: 2 x n 8-byte words;
+// mismatches: one word.
+template <HandoffKind kKind>
+__global__ void __launch_bounds__(kHandoffThreads, 1)
+    HandoffRoundsKernel(int n, int groups, int iterations, uint32_t* plain, unsigned long long* tagged,
+                        uint32_t* mismatches) {
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  const int b = static_cast<int>(blockIdx.x), blocks = static_cast<int>(gridDim.x);
+  const int mine = static_cast<int>(static_cast<long long>(b) * n / blocks);
+  const int mine_end = static_cast<int>(static_cast<long long>(b + 1) * n / blocks);
+  const int g = b * groups / blocks, per_group = blocks / groups;
+  const int read_begin = static_cast<int>(static_cast<long long>(g * per_group) * n / blocks);
+  const int read_end = static_cast<int>(static_cast<long long>((g + 1) * per_group) * n / blocks);
+  uint32_t missed = 0;
+  for (int i = 0; i < iterations; ++i) {
+    const size_t half = static_cast<size_t>(i & 1) * static_cast<size_t>(n);
+    if (kKind == kHandoffGridSyncOnly) {
+      grid.sync();
+      continue;
+    }
+    for (int j = mine + static_cast<int>(threadIdx.x); j < mine_end; j += kHandoffThreads) {
+      const uint32_t v = HandoffValue(i, j);
+      if (kKind == kHandoffTagged) {
+        const unsigned long long w = static_cast<unsigned long long>(i + 1) << 32 | v;
+        asm volatile("st.relaxed.gpu.global.u64 [%0], %1;\n" ::"l"(tagged + half + j), "l"(w) : "memory");
+      } else {
+        plain[half + j] = v;
+      }
+    }
+    if (kKind == kHandoffGridSync) grid.sync();
+    // Each thread's words of the group's: all loads issued before any is checked (the tagged
+    // kind's low 32 bits are the value).
+    unsigned long long w[kHandoffWordsPerThread];
+#pragma unroll
+    for (int k = 0; k < kHandoffWordsPerThread; ++k) {
+      const int j = read_begin + static_cast<int>(threadIdx.x) + k * kHandoffThreads;
+      if (j >= read_end) break;
+      if (kKind == kHandoffTagged) {
+        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];\n" : "=l"(w[k]) : "l"(tagged + half + j) : "memory");
+      } else {
+        w[k] = plain[half + j];  // a plain load, as the worker reads its inputs after grid.sync()
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < kHandoffWordsPerThread; ++k) {
+      const int j = read_begin + static_cast<int>(threadIdx.x) + k * kHandoffThreads;
+      if (j >= read_end) break;
+      if (kKind == kHandoffTagged) {
+        const long long t0 = clock64();
+        while (static_cast<uint32_t>(w[k] >> 32) != static_cast<uint32_t>(i + 1)) {
+          asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];\n" : "=l"(w[k]) : "l"(tagged + half + j) : "memory");
+          Watchdog(t0);
+        }
+      }
+      missed += static_cast<uint32_t>(w[k]) != HandoffValue(i, j);
+    }
+    __syncthreads();  // the block has its inputs
+  }
+  if (missed != 0) atomicAdd(mismatches, missed);
+}
+
+std::string HandoffRounds(int blocks, HandoffKind kind, int n, int groups, int iterations, HandoffResult* result) {
+  const void* kernel = kind == kHandoffGridSync       ? reinterpret_cast<const void*>(HandoffRoundsKernel<kHandoffGridSync>)
+                       : kind == kHandoffTagged       ? reinterpret_cast<const void*>(HandoffRoundsKernel<kHandoffTagged>)
+                       : kind == kHandoffGridSyncOnly ? reinterpret_cast<const void*>(HandoffRoundsKernel<kHandoffGridSyncOnly>)
+                                                      : nullptr;
+  if (kernel == nullptr) {
+    return "handoff kind " + std::to_string(static_cast<int>(kind)) +
+           ": give kHandoffGridSync, kHandoffTagged or kHandoffGridSyncOnly";
+  }
+  if (n < std::max(blocks, 1) || n > kHandoffMaxWords) {
+    return "handoff of " + std::to_string(n) + " words over " + std::to_string(blocks) + " blocks: give " +
+           std::to_string(std::max(blocks, 1)) + ".." + std::to_string(kHandoffMaxWords) +
+           " (every block writes at least one word)";
+  }
+  if (groups < 1 || blocks % groups != 0) {
+    return std::to_string(groups) + " groups of " + std::to_string(blocks) + " blocks: give a divisor of the block count";
+  }
+  const long long largest = (static_cast<long long>(n) * (blocks / groups) + blocks - 1) / blocks + 1;
+  if (largest > static_cast<long long>(kHandoffThreads) * kHandoffWordsPerThread) {
+    return "handoff of " + std::to_string(n) + " words in " + std::to_string(groups) + " groups: a group's words (up to " +
+           std::to_string(largest) + ") must be at most " + std::to_string(kHandoffThreads * kHandoffWordsPerThread) +
+           "; give more groups or fewer words";
+  }
+  if (iterations < 1 || iterations >= INT32_MAX) {
+    return "iterations " + std::to_string(iterations) + ": give 1.." + std::to_string(INT32_MAX - 1);
+  }
+  const std::string fits = CooperativeFits(kernel, blocks, kHandoffThreads, "handoff");
+  if (!fits.empty()) return fits;
+  uint32_t* plain = nullptr;
+  unsigned long long* tagged = nullptr;
+  uint32_t* mismatches = nullptr;
+  std::string fail;
+  auto check = [&](cudaError_t e, const char* what) {
+    if (e != cudaSuccess && fail.empty()) fail = std::string(what) + ": " + cudaGetErrorString(e);
+    return fail.empty();
+  };
+  const size_t words = 2 * static_cast<size_t>(n);
+  if (check(cudaMalloc(&plain, words * sizeof(uint32_t)), "cudaMalloc (handoff plain)") &&
+      check(cudaMalloc(&tagged, words * sizeof(unsigned long long)), "cudaMalloc (handoff tagged)") &&
+      check(cudaMalloc(&mismatches, sizeof(uint32_t)), "cudaMalloc (mismatches)") &&
+      check(cudaMemset(plain, 0xFF, words * sizeof(uint32_t)), "cudaMemset (handoff plain)") &&
+      check(cudaMemset(tagged, 0, words * sizeof(unsigned long long)), "cudaMemset (handoff tagged)") &&
+      check(cudaMemset(mismatches, 0, sizeof(uint32_t)), "cudaMemset (mismatches)")) {
+    void* args[] = {&n, &groups, &iterations, &plain, &tagged, &mismatches};
+    fail = TimedCooperative("handoff rounds", kernel, blocks, kHandoffThreads, args, &result->ms);
+    if (fail.empty()) {
+      check(cudaMemcpy(&result->mismatches, mismatches, sizeof(uint32_t), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    }
+  }
+  cudaFree(plain);
+  cudaFree(tagged);
+  cudaFree(mismatches);
+  return fail;
+}
+
 // ReduceRounds' kernel (stream_read.h).
 template <ReduceKind kKind>
 __global__ void ReduceRoundsKernel(int adders, int iterations, int hidden, uint32_t spread_clk, float* parts,

@@ -401,6 +401,48 @@ std::string ClusterRounds(const void* data, size_t bytes, int blocks, int cluste
 // ClusterRounds' (sm_90, the size) and CUDA errors.
 std::string MaxActiveClusters(int cluster_size, int* clusters);
 
+// A model of the worker's handoff of an activation vector from one wave's tasks to the next's
+// (docs/PERFORMANCE.md v60): can a tag carried in each word of the vector (an 8-byte store of
+// the value and the round together, the idea of NCCL's "LL" protocol) hand it over sooner than
+// the grid barrier the worker passes now, which needs a release of every block's writes before
+// its arrival? One cooperative launch of `blocks` blocks of kHandoffThreads threads (at most
+// one a SM) runs `iterations` rounds over a vector of `n` 32-bit words in `groups` closed
+// groups of blocks: block b, of group g = b x groups / blocks, writes its share (words
+// [b n / blocks, (b + 1) n / blocks)) of round i, each word HandoffValue(i, word), then reads and
+// checks the words its group's blocks wrote (groups 1: every word, as each FFN task's norm reads
+// the whole residual; groups 8 on the 1B's 3,072 QKV outputs: one K/V head's q, k and v rows,
+// as an ATTENTION task reads them), then __syncthreads: the block has its inputs.
+//   kHandoffGridSync: plain 4-byte stores, cooperative_groups' grid.sync() (the worker's
+//     barrier), plain loads.
+//   kHandoffTagged: no barrier. Each word is stored as ((i + 1) << 32 | value) by one 8-byte
+//     relaxed store at GPU scope, which is single-copy atomic, so the tag and the value arrive
+//     together with no fence; each reader reloads a word (relaxed, GPU scope: from L2) until
+//     its tag is i + 1. Rounds alternate between two halves of the buffer: a block writes
+//     round i + 2 only after reading round i + 1 from every block of its group, each of which
+//     had read round i before writing i + 1, so no word is overwritten before its readers
+//     have it (the groups are closed: a block reads only what its group wrote).
+//   kHandoffGridSyncOnly: grid.sync() alone, with no data (the reference).
+// n: 1..kHandoffMaxWords, at least `blocks` (every block writes a word); groups: 1..blocks, a
+// divisor of blocks, with every group's words at most kHandoffThreads x kHandoffWordsPerThread.
+// Results: ms (the launch, CUDA events), mismatches (words read with another value than the
+// round's: 0 for a correct protocol). A wait that has not ended after ~10 s traps. Errors: a
+// kind, n, groups or iterations out of range, blocks that cannot all be resident, CUDA errors.
+enum HandoffKind { kHandoffGridSync = 0, kHandoffTagged = 1, kHandoffGridSyncOnly = 2 };
+inline constexpr int kHandoffThreads = 512, kHandoffWordsPerThread = 8, kHandoffMaxWords = 1 << 16;
+struct HandoffResult {
+  float ms = 0;
+  uint32_t mismatches = 0;
+};
+std::string HandoffRounds(int blocks, HandoffKind kind, int n, int groups, int iterations, HandoffResult* result);
+
+// HandoffRounds' value of word j in round i.
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+inline uint32_t HandoffValue(int i, int j) {
+  return static_cast<uint32_t>(i) * 2654435761u ^ (static_cast<uint32_t>(j) * 40503u + 1u);
+}
+
 // ReduceRounds' part[b, r] in round i: a multiple of 2^-10 in [-1000 / 1024, 1000 / 1024], so
 // that v * 2^32 is an integer and the exact sums are known on the host.
 #ifdef __CUDACC__

@@ -73,6 +73,13 @@
 // grid barrier (whole, and split: arrival before the loads, wait after) and __syncthreads with
 // each thread's loads in flight across them (34 KB a SM a round). Rounds (--cluster_rounds) by difference of launches of N and 2N, medians of --reps;
 // reads that missed a write made before the round (must be 0); the stream's GB/s.
+// --mode=handoff measures how an activation vector gets from one wave's tasks to the next's
+// (cuda/stream_read.h HandoffRounds; docs/PERFORMANCE.md v60): the worker's grid.sync()
+// between the writes and the reads, against words that carry the round as a tag in the same
+// 8-byte store and no barrier, and grid.sync() alone; at the 1B's and SmolLM2's shapes (the
+// residual that every block reads; QKV's outputs that each K/V head's group reads),
+// microseconds a round by difference of launches of N and 2N rounds (--handoff_rounds),
+// medians of --reps, and reads that missed the round's value (must be 0).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -92,7 +99,8 @@ DEFINE_string(mode, "plain", "plain: the floor (plain loads, launch shapes, acti
               "stream against the worker's layer; loaded_barrier: a grid barrier while the SMs stream; "
               "reduce: summing the FFN's parts, a second wave against integer atomics; idle_copy: the idle "
               "workers of the attention wave staging FFN bytes; cluster: thread-block clusters as a group's "
-              "synchronisation (sm_90).");
+              "synchronisation (sm_90); handoff: an activation vector from one wave to the next, by grid "
+              "barrier or by tagged words.");
 DEFINE_int32(pipeline_tokens, 4, "--mode=pipeline: tokens (--pipeline_layers each) per launch.");
 DEFINE_int32(pipeline_layers, 16, "--mode=pipeline: layers a token (default the 1B's; SmolLM2-135M: 30).");
 DEFINE_string(pipeline_wave_bytes, "98304,65536,786432", "--mode=pipeline: the weight bytes each block streams in a "
@@ -113,6 +121,8 @@ DEFINE_string(idle_copy_kb, "0,32,64,128,192", "--mode=idle_copy: KB each non-ow
 DEFINE_string(cluster_sizes, "1,2,4,8,16", "--mode=cluster: the cluster sizes to measure, comma-separated (1..16; "
               "above 8 the non-portable size).");
 DEFINE_int32(cluster_rounds, 4000, "--mode=cluster: N, rounds of the shorter of each pair of launches (N and 2N; "
+             "a few for compute-sanitizer).");
+DEFINE_int32(handoff_rounds, 2000, "--mode=handoff: N, rounds of the shorter of each pair of launches (N and 2N; "
              "a few for compute-sanitizer).");
 DEFINE_int32(idle_copy_chain, 16, "--mode=idle_copy: dependent L2 round trips in the owners' phase A.");
 DEFINE_int32(idle_copy_rounds, 100, "--mode=idle_copy: N, rounds of the shorter of each pair of launches (N and 2N; "
@@ -667,6 +677,55 @@ int IdleCopyMode(const cudaDeviceProp& prop, const void* data, size_t bytes, con
   return 0;
 }
 
+// --mode=handoff (see the top of this file). Returns the exit status.
+int HandoffMode(const cudaDeviceProp& prop) {
+  const struct {
+    const char* shape;
+    int n, groups, blocks;
+  } shapes[] = {{"1B residual (hidden 2048), read by every block", 2048, 1, 128},
+                {"1B QKV outputs (3072), a K/V head's group of 16 blocks reads its 384", 3072, 8, 128},
+                {"SmolLM2 residual (hidden 576), read by every block", 576, 1, 128},
+                {"SmolLM2 QKV outputs (960), a K/V head's group of 42 blocks reads its 320", 960, 3, 126}};
+  const struct {
+    tileinfer::HandoffKind kind;
+    const char* name;
+  } kinds[] = {{tileinfer::kHandoffGridSync, "grid.sync() between plain stores and plain loads (the worker's)"},
+               {tileinfer::kHandoffTagged, "tagged 8-byte words, no barrier"},
+               {tileinfer::kHandoffGridSyncOnly, "grid.sync() alone"}};
+  std::printf("{\n  \"gpu\": \"%s\", \"sm_count\": %d, \"reps\": %d, \"rounds\": %d, \"shapes\": [\n", prop.name,
+              prop.multiProcessorCount, FLAGS_reps, FLAGS_handoff_rounds);
+  int status = 0;
+  bool first_shape = true;
+  for (const auto& sh : shapes) {
+    const int blocks = std::min(sh.blocks, prop.multiProcessorCount);
+    const int groups = blocks % sh.groups == 0 ? sh.groups : 1;
+    std::printf("%s    {\"shape\": \"%s\", \"words\": %d, \"groups\": %d, \"blocks\": %d, \"runs\": [\n",
+                first_shape ? "" : ",\n", sh.shape, sh.n, groups, blocks);
+    first_shape = false;
+    bool first_run = true;
+    for (const auto& k : kinds) {
+      std::vector<float> us;
+      uint64_t missed = 0;
+      const bool ok = RoundUs(FLAGS_handoff_rounds, [&](int n, float* ms) {
+        tileinfer::HandoffResult r;
+        const std::string e = tileinfer::HandoffRounds(blocks, k.kind, sh.n, groups, n, &r);
+        *ms = r.ms;
+        missed += r.mismatches;
+        return e;
+      }, &us);
+      if (!ok) return 1;
+      if (missed != 0) status = 1;
+      std::printf("%s      {\"kind\": \"%s\", \"us_per_round\": %.3f, \"missed_reads\": %llu}", first_run ? "" : ",\n",
+                  k.name, Median(us), static_cast<unsigned long long>(missed));
+      first_run = false;
+    }
+    std::printf("\n    ]}");
+  }
+  std::printf("\n  ]\n}\n");
+  if (status != 0) std::fprintf(stderr, "error: a round read a word without the round's value\n");
+  return status;
+}
+
 // --mode=cluster (see the top of this file), for the sizes `sizes`. Returns the exit status.
 int ClusterMode(const cudaDeviceProp& prop, const void* data, size_t bytes, const std::vector<int>& sizes) {
   const int sms = prop.multiProcessorCount;
@@ -756,10 +815,10 @@ int main(int argc, char** argv) {
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   if (FLAGS_mode != "plain" && FLAGS_mode != "bulk_ring" && FLAGS_mode != "gemv" && FLAGS_mode != "barrier" &&
       FLAGS_mode != "pipeline" && FLAGS_mode != "loaded_barrier" && FLAGS_mode != "reduce" &&
-      FLAGS_mode != "idle_copy" && FLAGS_mode != "cluster") {
+      FLAGS_mode != "idle_copy" && FLAGS_mode != "cluster" && FLAGS_mode != "handoff") {
     std::fprintf(stderr,
                  "error: --mode=%s: give plain, bulk_ring, gemv, barrier, pipeline, loaded_barrier, reduce, "
-                 "idle_copy or cluster\n",
+                 "idle_copy, cluster or handoff\n",
                  FLAGS_mode.c_str());
     return 2;
   }
@@ -776,7 +835,7 @@ int main(int argc, char** argv) {
   }
   std::vector<int> cluster_sizes;
   if (!IntList("cluster_sizes", FLAGS_cluster_sizes, 1, 16, "a cluster size", &cluster_sizes) ||
-      !AtLeast("cluster_rounds", FLAGS_cluster_rounds, 1)) {
+      !AtLeast("cluster_rounds", FLAGS_cluster_rounds, 1) || !AtLeast("handoff_rounds", FLAGS_handoff_rounds, 1)) {
     return 2;
   }
   if (FLAGS_mode == "cluster" && cluster_sizes.empty()) {
@@ -787,6 +846,7 @@ int main(int argc, char** argv) {
   if (!Check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties")) return 1;
   if (FLAGS_mode == "barrier") return BarrierMode(prop);
   if (FLAGS_mode == "reduce") return ReduceMode(prop);
+  if (FLAGS_mode == "handoff") return HandoffMode(prop);
   const size_t bytes = FLAGS_bytes / 16 * 16;
   void* data = nullptr;
   uint32_t* sink = nullptr;
