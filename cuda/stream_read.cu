@@ -1238,6 +1238,7 @@ template <HandoffKind kKind>
 __global__ void __launch_bounds__(kHandoffThreads, 1)
     HandoffRoundsKernel(int n, int groups, int iterations, uint32_t* plain, unsigned long long* tagged,
                         uint32_t* mismatches) {
+  constexpr bool kTagged = kKind == kHandoffTagged || kKind == kHandoffTaggedSleep;
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   const int b = static_cast<int>(blockIdx.x), blocks = static_cast<int>(gridDim.x);
   const int mine = static_cast<int>(static_cast<long long>(b) * n / blocks);
@@ -1254,7 +1255,7 @@ __global__ void __launch_bounds__(kHandoffThreads, 1)
     }
     for (int j = mine + static_cast<int>(threadIdx.x); j < mine_end; j += kHandoffThreads) {
       const uint32_t v = HandoffValue(i, j);
-      if (kKind == kHandoffTagged) {
+      if (kTagged) {
         const unsigned long long w = static_cast<unsigned long long>(i + 1) << 32 | v;
         asm volatile("st.relaxed.gpu.global.u64 [%0], %1;\n" ::"l"(tagged + half + j), "l"(w) : "memory");
       } else {
@@ -1269,7 +1270,7 @@ __global__ void __launch_bounds__(kHandoffThreads, 1)
     for (int k = 0; k < kHandoffWordsPerThread; ++k) {
       const int j = read_begin + static_cast<int>(threadIdx.x) + k * kHandoffThreads;
       if (j >= read_end) break;
-      if (kKind == kHandoffTagged) {
+      if (kTagged) {
         asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];\n" : "=l"(w[k]) : "l"(tagged + half + j) : "memory");
       } else {
         w[k] = plain[half + j];  // a plain load, as the worker reads its inputs after grid.sync()
@@ -1279,9 +1280,10 @@ __global__ void __launch_bounds__(kHandoffThreads, 1)
     for (int k = 0; k < kHandoffWordsPerThread; ++k) {
       const int j = read_begin + static_cast<int>(threadIdx.x) + k * kHandoffThreads;
       if (j >= read_end) break;
-      if (kKind == kHandoffTagged) {
+      if (kTagged) {
         const long long t0 = clock64();
         while (static_cast<uint32_t>(w[k] >> 32) != static_cast<uint32_t>(i + 1)) {
+          if (kKind == kHandoffTaggedSleep) __nanosleep(kHandoffSleepNs);
           asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];\n" : "=l"(w[k]) : "l"(tagged + half + j) : "memory");
           Watchdog(t0);
         }
@@ -1297,10 +1299,11 @@ std::string HandoffRounds(int blocks, HandoffKind kind, int n, int groups, int i
   const void* kernel = kind == kHandoffGridSync       ? reinterpret_cast<const void*>(HandoffRoundsKernel<kHandoffGridSync>)
                        : kind == kHandoffTagged       ? reinterpret_cast<const void*>(HandoffRoundsKernel<kHandoffTagged>)
                        : kind == kHandoffGridSyncOnly ? reinterpret_cast<const void*>(HandoffRoundsKernel<kHandoffGridSyncOnly>)
+                       : kind == kHandoffTaggedSleep  ? reinterpret_cast<const void*>(HandoffRoundsKernel<kHandoffTaggedSleep>)
                                                       : nullptr;
   if (kernel == nullptr) {
     return "handoff kind " + std::to_string(static_cast<int>(kind)) +
-           ": give kHandoffGridSync, kHandoffTagged or kHandoffGridSyncOnly";
+           ": give kHandoffGridSync, kHandoffTagged, kHandoffGridSyncOnly or kHandoffTaggedSleep";
   }
   if (n < std::max(blocks, 1) || n > kHandoffMaxWords) {
     return "handoff of " + std::to_string(n) + " words over " + std::to_string(blocks) + " blocks: give " +

@@ -421,14 +421,17 @@ std::string MaxActiveClusters(int cluster_size, int* clusters);
 //     round i + 2 only after reading round i + 1 from every block of its group, each of which
 //     had read round i before writing i + 1, so no word is overwritten before its readers
 //     have it (the groups are closed: a block reads only what its group wrote).
+//   kHandoffTaggedSleep: kHandoffTagged with __nanosleep(kHandoffSleepNs) before each reload of
+//     a word whose tag was not yet the round's (fewer polls of the same lines while they wait).
 //   kHandoffGridSyncOnly: grid.sync() alone, with no data (the reference).
 // n: 1..kHandoffMaxWords, at least `blocks` (every block writes a word); groups: 1..blocks, a
 // divisor of blocks, with every group's words at most kHandoffThreads x kHandoffWordsPerThread.
 // Results: ms (the launch, CUDA events), mismatches (words read with another value than the
 // round's: 0 for a correct protocol). A wait that has not ended after ~10 s traps. Errors: a
 // kind, n, groups or iterations out of range, blocks that cannot all be resident, CUDA errors.
-enum HandoffKind { kHandoffGridSync = 0, kHandoffTagged = 1, kHandoffGridSyncOnly = 2 };
+enum HandoffKind { kHandoffGridSync = 0, kHandoffTagged = 1, kHandoffGridSyncOnly = 2, kHandoffTaggedSleep = 3 };
 inline constexpr int kHandoffThreads = 512, kHandoffWordsPerThread = 8, kHandoffMaxWords = 1 << 16;
+inline constexpr unsigned kHandoffSleepNs = 200;
 struct HandoffResult {
   float ms = 0;
   uint32_t mismatches = 0;

@@ -691,6 +691,7 @@ int HandoffMode(const cudaDeviceProp& prop) {
     const char* name;
   } kinds[] = {{tileinfer::kHandoffGridSync, "grid.sync() between plain stores and plain loads (the worker's)"},
                {tileinfer::kHandoffTagged, "tagged 8-byte words, no barrier"},
+               {tileinfer::kHandoffTaggedSleep, "tagged 8-byte words, a 200 ns sleep before each reload"},
                {tileinfer::kHandoffGridSyncOnly, "grid.sync() alone"}};
   std::printf("{\n  \"gpu\": \"%s\", \"sm_count\": %d, \"reps\": %d, \"rounds\": %d, \"shapes\": [\n", prop.name,
               prop.multiProcessorCount, FLAGS_reps, FLAGS_handoff_rounds);
