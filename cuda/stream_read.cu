@@ -1276,18 +1276,31 @@ __global__ void __launch_bounds__(kHandoffThreads, 1)
         w[k] = plain[half + j];  // a plain load, as the worker reads its inputs after grid.sync()
       }
     }
+    // Tagged: the words whose tag is not yet the round's are reloaded together, all loads of a
+    // pass in flight at once (call HO had reloaded them one word after another).
+    const long long t0 = clock64();
+    for (bool waiting = kTagged; waiting;) {
+      waiting = false;
+#pragma unroll
+      for (int k = 0; k < kHandoffWordsPerThread; ++k) {
+        const int j = read_begin + static_cast<int>(threadIdx.x) + k * kHandoffThreads;
+        if (j < read_end) waiting |= static_cast<uint32_t>(w[k] >> 32) != static_cast<uint32_t>(i + 1);
+      }
+      if (!waiting) break;
+      if (kKind == kHandoffTaggedSleep) __nanosleep(kHandoffSleepNs);
+#pragma unroll
+      for (int k = 0; k < kHandoffWordsPerThread; ++k) {
+        const int j = read_begin + static_cast<int>(threadIdx.x) + k * kHandoffThreads;
+        if (j < read_end && static_cast<uint32_t>(w[k] >> 32) != static_cast<uint32_t>(i + 1)) {
+          asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];\n" : "=l"(w[k]) : "l"(tagged + half + j) : "memory");
+        }
+      }
+      Watchdog(t0);
+    }
 #pragma unroll
     for (int k = 0; k < kHandoffWordsPerThread; ++k) {
       const int j = read_begin + static_cast<int>(threadIdx.x) + k * kHandoffThreads;
       if (j >= read_end) break;
-      if (kTagged) {
-        const long long t0 = clock64();
-        while (static_cast<uint32_t>(w[k] >> 32) != static_cast<uint32_t>(i + 1)) {
-          if (kKind == kHandoffTaggedSleep) __nanosleep(kHandoffSleepNs);
-          asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];\n" : "=l"(w[k]) : "l"(tagged + half + j) : "memory");
-          Watchdog(t0);
-        }
-      }
       missed += static_cast<uint32_t>(w[k]) != HandoffValue(i, j);
     }
     __syncthreads();  // the block has its inputs

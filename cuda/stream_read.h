@@ -416,13 +416,14 @@ std::string MaxActiveClusters(int cluster_size, int* clusters);
 //     barrier), plain loads.
 //   kHandoffTagged: no barrier. Each word is stored as ((i + 1) << 32 | value) by one 8-byte
 //     relaxed store at GPU scope, which is single-copy atomic, so the tag and the value arrive
-//     together with no fence; each reader reloads a word (relaxed, GPU scope: from L2) until
-//     its tag is i + 1. Rounds alternate between two halves of the buffer: a block writes
+//     together with no fence; each reader reloads its words whose tag is not yet i + 1
+//     (relaxed, GPU scope: from L2; all of a pass's reloads in flight at once) until every
+//     tag is. Rounds alternate between two halves of the buffer: a block writes
 //     round i + 2 only after reading round i + 1 from every block of its group, each of which
 //     had read round i before writing i + 1, so no word is overwritten before its readers
 //     have it (the groups are closed: a block reads only what its group wrote).
-//   kHandoffTaggedSleep: kHandoffTagged with __nanosleep(kHandoffSleepNs) before each reload of
-//     a word whose tag was not yet the round's (fewer polls of the same lines while they wait).
+//   kHandoffTaggedSleep: kHandoffTagged with __nanosleep(kHandoffSleepNs) before each pass of
+//     reloads (fewer polls of the same lines while they wait).
 //   kHandoffGridSyncOnly: grid.sync() alone, with no data (the reference).
 // n: 1..kHandoffMaxWords, at least `blocks` (every block writes a word); groups: 1..blocks, a
 // divisor of blocks, with every group's words at most kHandoffThreads x kHandoffWordsPerThread.
