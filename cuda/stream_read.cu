@@ -1238,7 +1238,7 @@ template <HandoffKind kKind>
 __global__ void __launch_bounds__(kHandoffThreads, 1)
     HandoffRoundsKernel(int n, int groups, int iterations, uint32_t* plain, unsigned long long* tagged,
                         uint32_t* mismatches) {
-  constexpr bool kTagged = kKind == kHandoffTagged || kKind == kHandoffTaggedSleep;
+  constexpr bool kTagged = kKind == kHandoffTagged || kKind == kHandoffTaggedBatch;
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   const int b = static_cast<int>(blockIdx.x), blocks = static_cast<int>(gridDim.x);
   const int mine = static_cast<int>(static_cast<long long>(b) * n / blocks);
@@ -1276,10 +1276,22 @@ __global__ void __launch_bounds__(kHandoffThreads, 1)
         w[k] = plain[half + j];  // a plain load, as the worker reads its inputs after grid.sync()
       }
     }
-    // Tagged: the words whose tag is not yet the round's are reloaded together, all loads of a
-    // pass in flight at once (call HO had reloaded them one word after another).
+    // kHandoffTagged: each stale word reloaded until its tag is the round's, one word after
+    // another; kHandoffTaggedBatch: all of a thread's stale words reloaded together, a pass at
+    // a time.
     const long long t0 = clock64();
-    for (bool waiting = kTagged; waiting;) {
+    if (kKind == kHandoffTagged) {
+#pragma unroll
+      for (int k = 0; k < kHandoffWordsPerThread; ++k) {
+        const int j = read_begin + static_cast<int>(threadIdx.x) + k * kHandoffThreads;
+        if (j >= read_end) break;
+        while (static_cast<uint32_t>(w[k] >> 32) != static_cast<uint32_t>(i + 1)) {
+          asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];\n" : "=l"(w[k]) : "l"(tagged + half + j) : "memory");
+          Watchdog(t0);
+        }
+      }
+    }
+    for (bool waiting = kKind == kHandoffTaggedBatch; waiting;) {
       waiting = false;
 #pragma unroll
       for (int k = 0; k < kHandoffWordsPerThread; ++k) {
@@ -1287,7 +1299,6 @@ __global__ void __launch_bounds__(kHandoffThreads, 1)
         if (j < read_end) waiting |= static_cast<uint32_t>(w[k] >> 32) != static_cast<uint32_t>(i + 1);
       }
       if (!waiting) break;
-      if (kKind == kHandoffTaggedSleep) __nanosleep(kHandoffSleepNs);
 #pragma unroll
       for (int k = 0; k < kHandoffWordsPerThread; ++k) {
         const int j = read_begin + static_cast<int>(threadIdx.x) + k * kHandoffThreads;
@@ -1312,11 +1323,11 @@ std::string HandoffRounds(int blocks, HandoffKind kind, int n, int groups, int i
   const void* kernel = kind == kHandoffGridSync       ? reinterpret_cast<const void*>(HandoffRoundsKernel<kHandoffGridSync>)
                        : kind == kHandoffTagged       ? reinterpret_cast<const void*>(HandoffRoundsKernel<kHandoffTagged>)
                        : kind == kHandoffGridSyncOnly ? reinterpret_cast<const void*>(HandoffRoundsKernel<kHandoffGridSyncOnly>)
-                       : kind == kHandoffTaggedSleep  ? reinterpret_cast<const void*>(HandoffRoundsKernel<kHandoffTaggedSleep>)
+                       : kind == kHandoffTaggedBatch  ? reinterpret_cast<const void*>(HandoffRoundsKernel<kHandoffTaggedBatch>)
                                                       : nullptr;
   if (kernel == nullptr) {
     return "handoff kind " + std::to_string(static_cast<int>(kind)) +
-           ": give kHandoffGridSync, kHandoffTagged, kHandoffGridSyncOnly or kHandoffTaggedSleep";
+           ": give kHandoffGridSync, kHandoffTagged, kHandoffGridSyncOnly or kHandoffTaggedBatch";
   }
   if (n < std::max(blocks, 1) || n > kHandoffMaxWords) {
     return "handoff of " + std::to_string(n) + " words over " + std::to_string(blocks) + " blocks: give " +

@@ -416,23 +416,22 @@ std::string MaxActiveClusters(int cluster_size, int* clusters);
 //     barrier), plain loads.
 //   kHandoffTagged: no barrier. Each word is stored as ((i + 1) << 32 | value) by one 8-byte
 //     relaxed store at GPU scope, which is single-copy atomic, so the tag and the value arrive
-//     together with no fence; each reader reloads its words whose tag is not yet i + 1
-//     (relaxed, GPU scope: from L2; all of a pass's reloads in flight at once) until every
-//     tag is. Rounds alternate between two halves of the buffer: a block writes
+//     together with no fence; each reader reloads a word (relaxed, GPU scope: from L2) until
+//     its tag is i + 1, one stale word after another. Rounds alternate between two halves of the buffer: a block writes
 //     round i + 2 only after reading round i + 1 from every block of its group, each of which
 //     had read round i before writing i + 1, so no word is overwritten before its readers
 //     have it (the groups are closed: a block reads only what its group wrote).
-//   kHandoffTaggedSleep: kHandoffTagged with __nanosleep(kHandoffSleepNs) before each pass of
-//     reloads (fewer polls of the same lines while they wait).
+//   kHandoffTaggedBatch: kHandoffTagged with a thread's stale words reloaded together, all of a
+//     pass's loads in flight at once, until every tag is the round's. (A 200 ns sleep before
+//     each reload, or each pass, was slower in every shape: calls HO2, HO3.)
 //   kHandoffGridSyncOnly: grid.sync() alone, with no data (the reference).
 // n: 1..kHandoffMaxWords, at least `blocks` (every block writes a word); groups: 1..blocks, a
 // divisor of blocks, with every group's words at most kHandoffThreads x kHandoffWordsPerThread.
 // Results: ms (the launch, CUDA events), mismatches (words read with another value than the
 // round's: 0 for a correct protocol). A wait that has not ended after ~10 s traps. Errors: a
 // kind, n, groups or iterations out of range, blocks that cannot all be resident, CUDA errors.
-enum HandoffKind { kHandoffGridSync = 0, kHandoffTagged = 1, kHandoffGridSyncOnly = 2, kHandoffTaggedSleep = 3 };
+enum HandoffKind { kHandoffGridSync = 0, kHandoffTagged = 1, kHandoffGridSyncOnly = 2, kHandoffTaggedBatch = 3 };
 inline constexpr int kHandoffThreads = 512, kHandoffWordsPerThread = 8, kHandoffMaxWords = 1 << 16;
-inline constexpr unsigned kHandoffSleepNs = 200;
 struct HandoffResult {
   float ms = 0;
   uint32_t mismatches = 0;

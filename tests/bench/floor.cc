@@ -690,8 +690,8 @@ int HandoffMode(const cudaDeviceProp& prop) {
     tileinfer::HandoffKind kind;
     const char* name;
   } kinds[] = {{tileinfer::kHandoffGridSync, "grid.sync() between plain stores and plain loads (the worker's)"},
-               {tileinfer::kHandoffTagged, "tagged 8-byte words, no barrier"},
-               {tileinfer::kHandoffTaggedSleep, "tagged 8-byte words, a 200 ns sleep before each reload"},
+               {tileinfer::kHandoffTagged, "tagged 8-byte words, no barrier; stale words reloaded one by one"},
+               {tileinfer::kHandoffTaggedBatch, "tagged 8-byte words, no barrier; a thread's stale words reloaded together"},
                {tileinfer::kHandoffGridSyncOnly, "grid.sync() alone"}};
   std::printf("{\n  \"gpu\": \"%s\", \"sm_count\": %d, \"reps\": %d, \"rounds\": %d, \"shapes\": [\n", prop.name,
               prop.multiProcessorCount, FLAGS_reps, FLAGS_handoff_rounds);
