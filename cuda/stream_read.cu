@@ -1319,12 +1319,19 @@ __global__ void __launch_bounds__(kHandoffThreads, 1)
   if (missed != 0) atomicAdd(mismatches, missed);
 }
 
+// HandoffRoundsKernel<kind>, or nullptr for a kind it is not built for.
+const void* HandoffKernel(HandoffKind kind) {
+  switch (kind) {
+    case kHandoffGridSync: return reinterpret_cast<const void*>(HandoffRoundsKernel<kHandoffGridSync>);
+    case kHandoffTagged: return reinterpret_cast<const void*>(HandoffRoundsKernel<kHandoffTagged>);
+    case kHandoffGridSyncOnly: return reinterpret_cast<const void*>(HandoffRoundsKernel<kHandoffGridSyncOnly>);
+    case kHandoffTaggedBatch: return reinterpret_cast<const void*>(HandoffRoundsKernel<kHandoffTaggedBatch>);
+    default: return nullptr;
+  }
+}
+
 std::string HandoffRounds(int blocks, HandoffKind kind, int n, int groups, int iterations, HandoffResult* result) {
-  const void* kernel = kind == kHandoffGridSync       ? reinterpret_cast<const void*>(HandoffRoundsKernel<kHandoffGridSync>)
-                       : kind == kHandoffTagged       ? reinterpret_cast<const void*>(HandoffRoundsKernel<kHandoffTagged>)
-                       : kind == kHandoffGridSyncOnly ? reinterpret_cast<const void*>(HandoffRoundsKernel<kHandoffGridSyncOnly>)
-                       : kind == kHandoffTaggedBatch  ? reinterpret_cast<const void*>(HandoffRoundsKernel<kHandoffTaggedBatch>)
-                                                      : nullptr;
+  const void* kernel = HandoffKernel(kind);
   if (kernel == nullptr) {
     return "handoff kind " + std::to_string(static_cast<int>(kind)) +
            ": give kHandoffGridSync, kHandoffTagged, kHandoffGridSyncOnly or kHandoffTaggedBatch";

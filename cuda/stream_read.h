@@ -352,8 +352,9 @@ std::string IdleCopyRounds(const void* data, size_t bytes, int blocks, const Idl
 // the stamp (0 for a correct protocol). stream: warps 0..kClusterSyncWarp - 1 of every block
 // meanwhile read its contiguous share of `data` (`bytes`, wrapping) with 16-byte loads,
 // kClusterStreamUnroll in flight a lane (32 KB a SM: what saturates HBM, call Z) until the
-// rounds end (a stop signal the streaming threads test each round without waiting); not with kClusterHardware, whose barrier needs every thread; and required by
-// the five kinds with loads across the barrier (their loads are the stream). cooperative: the
+// rounds end (a stop signal the streaming threads test each round without waiting); not with
+// kClusterHardware, whose barrier needs every thread; and required by the five kinds with
+// loads across the barrier (their loads are the stream). cooperative: the
 // launch also carries the cooperative attribute (whether a cooperative launch takes a
 // cluster dimension is one of the questions; without it the host still refuses more blocks
 // than cudaOccupancyMaxActiveClusters says can be resident). A wait that has not ended after
@@ -417,10 +418,11 @@ std::string MaxActiveClusters(int cluster_size, int* clusters);
 //   kHandoffTagged: no barrier. Each word is stored as ((i + 1) << 32 | value) by one 8-byte
 //     relaxed store at GPU scope, which is single-copy atomic, so the tag and the value arrive
 //     together with no fence; each reader reloads a word (relaxed, GPU scope: from L2) until
-//     its tag is i + 1, one stale word after another. Rounds alternate between two halves of the buffer: a block writes
-//     round i + 2 only after reading round i + 1 from every block of its group, each of which
-//     had read round i before writing i + 1, so no word is overwritten before its readers
-//     have it (the groups are closed: a block reads only what its group wrote).
+//     its tag is i + 1, one stale word after another. Rounds alternate between two halves of
+//     the buffer: a block writes round i + 2 only after reading round i + 1 from every block
+//     of its group, each of which had read round i before writing i + 1, so no word is
+//     overwritten before its readers have it (the groups are closed: a block reads only what
+//     its group wrote).
 //   kHandoffTaggedBatch: kHandoffTagged with a thread's stale words reloaded together, all of a
 //     pass's loads in flight at once, until every tag is the round's. (A 200 ns sleep before
 //     each reload, or each pass, was slower in every shape: calls HO2, HO3.)

@@ -76,7 +76,8 @@
 // --mode=handoff measures how an activation vector gets from one wave's tasks to the next's
 // (cuda/stream_read.h HandoffRounds; docs/PERFORMANCE.md v60): the worker's grid.sync()
 // between the writes and the reads, against words that carry the round as a tag in the same
-// 8-byte store and no barrier, and grid.sync() alone; at the 1B's and SmolLM2's shapes (the
+// 8-byte store and no barrier (stale words reloaded one by one, or a thread's together), and
+// grid.sync() alone; at the 1B's and SmolLM2's shapes (the
 // residual that every block reads; QKV's outputs that each K/V head's group reads),
 // microseconds a round by difference of launches of N and 2N rounds (--handoff_rounds),
 // medians of --reps, and reads that missed the round's value (must be 0).
