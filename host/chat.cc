@@ -28,6 +28,11 @@ ChatFormat ChatFormat::FromTokenizerJson(const std::string& text) {
       f.prefix_[r] = pair.at(0).get<std::string>();
       f.suffix_[r] = pair.at(1).get<std::string>();
     }
+    if (c.contains("system_later") && !c.at("system_later").is_null()) {
+      f.has_system_later_ = true;
+      f.system_later_prefix_ = c.at("system_later").at(0).get<std::string>();
+      f.system_later_suffix_ = c.at("system_later").at(1).get<std::string>();
+    }
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("the package's chat format is malformed (") + e.what() + "): re-run the planner");
   }
@@ -37,10 +42,21 @@ ChatFormat ChatFormat::FromTokenizerJson(const std::string& text) {
 std::string ChatFormat::Render(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
   std::string out = head_;
   if (!messages.empty() && messages[0].role != "system") out += default_system_;
-  for (const ChatMessage& m : messages) {
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const ChatMessage& m = messages[i];
     int r = 0;
     while (r < 3 && m.role != kRoles[r]) ++r;
     if (r == 3) throw Error("chat role '" + m.role + "' is not one of system, user, assistant");
+    if (r == 0 && i > 0) {
+      if (!has_system_later_) {
+        throw Error("chat message " + std::to_string(i) +
+                    " is a system message after the first message, which this package's chat format "
+                    "cannot render (the model's template refuses it, or the package was planned before "
+                    "TileInfer derived it): put the system message first, or re-run the planner");
+      }
+      out += system_later_prefix_ + m.content + system_later_suffix_;
+      continue;
+    }
     out += prefix_[r] + m.content + suffix_[r];
   }
   if (add_generation_prompt) out += generation_prompt_;

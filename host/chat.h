@@ -20,13 +20,18 @@ class ChatFormat {
   // tells why) or the section is malformed.
   static ChatFormat FromTokenizerJson(const std::string& text);
 
-  // head + [default system] + prefix(role) content suffix(role) ... + [generation prompt].
-  // Throws Error for an unknown role.
+  // head + [default system] + prefix(role) content suffix(role) ... + [generation prompt];
+  // a system message after the first message takes the "system_later" prefix and suffix.
+  // Throws Error for an unknown role, and for a system message after the first when the
+  // format has none (the template refuses one, or the package was planned before the
+  // planner derived them).
   std::string Render(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
 
  private:
   std::string head_, default_system_, generation_prompt_;
   std::string prefix_[3], suffix_[3];  // system, user, assistant
+  bool has_system_later_ = false;
+  std::string system_later_prefix_, system_later_suffix_;
 };
 
 }  // namespace tileinfer

@@ -46,6 +46,25 @@ def test_chat_answers_and_stops_at_end_of_turn(smol):
     assert "Rome" in smol.generate(chat=chat, max_new_tokens=48)["text"]
 
 
+def test_chat_renders_the_model_template_with_a_system_message_anywhere(smol, smol_pkg):
+    """The chat's prompt ids are those of SmolLM2's own Jinja template rendered by jinja2 (as
+    Hugging Face renders it), also where a system message is not first (each message of that
+    template opens with <|im_start|>)."""
+    from planner import chat_template
+    import pathlib
+    cfg = json.loads((pathlib.Path(smol_pkg).parent / "hf" / "tokenizer_config.json").read_text())
+    render = chat_template._render_fn(cfg["chat_template"], cfg["bos_token"], cfg["eos_token"])
+    def m(role, content):
+        return {"role": role, "content": content}
+    for chat in ([m("user", "a"), m("system", "mid"), m("user", "c")],
+                 [m("system", "first"), m("system", "second"), m("user", "c")],
+                 [m("user", "2+2?"), m("assistant", "4"), m("system", "Be verbose."), m("user", "3+3?")],
+                 [m("system", "Be brief."), m("user", "Hi")]):
+        want = smol.encode(render(chat, add_generation_prompt=True))
+        got = smol.generate(chat=chat, max_new_tokens=1, stop_at_eos=False)["prompt_ids"]
+        assert got == want, (chat, smol.decode(got), smol.decode(want))
+
+
 def test_text_prompt_equals_ids_prompt(smol):
     text = "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n"
     ids = [1, 4093, 198, 1780, 314, 260, 3575, 282, 4649, 47, 2, 198, 1, 520, 9531, 198]

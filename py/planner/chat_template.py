@@ -4,7 +4,11 @@ The runtime (C++) renders chats without a Jinja engine: it needs only
 
     head + [default_system, when the first message is not a system message]
          + for each message: prefix[role] + content + suffix[role]
+           (a system message after the first message: system_later's prefix and suffix)
          + [generation_prompt, when the assistant is to answer]
+
+system_later is None when the template refuses a system message that is not first, or renders
+one in a way the form cannot express; the runtime then refuses such a message.
 
 This module renders the template with jinja2 (as Hugging Face does: sandboxed, trim_blocks,
 lstrip_blocks) on marker messages, reads those strings off the output, and then checks the
@@ -59,12 +63,22 @@ def _split(text: str, marker: str, what: str) -> tuple[str, str]:
 
 
 def render_reduced(fmt: dict, messages: list[dict], add_generation_prompt: bool) -> str:
-    """The chat as the runtime renders it from the reduced form `fmt` (see derive)."""
+    """The chat as the runtime renders it from the reduced form `fmt` (see derive).
+
+    Raises:
+      ChatTemplateError: a system message after the first message, where fmt has no
+        system_later.
+    """
     out = fmt["head"]
     if messages and messages[0]["role"] != "system":
         out += fmt["default_system"]
-    for m in messages:
-        prefix, suffix = fmt["roles"][m["role"]]
+    for i, m in enumerate(messages):
+        if m["role"] == "system" and i > 0:
+            if fmt.get("system_later") is None:
+                raise ChatTemplateError("this chat format has no system message after the first")
+            prefix, suffix = fmt["system_later"]
+        else:
+            prefix, suffix = fmt["roles"][m["role"]]
         out += prefix + m["content"] + suffix
     if add_generation_prompt:
         out += fmt["generation_prompt"]
@@ -73,7 +87,9 @@ def render_reduced(fmt: dict, messages: list[dict], add_generation_prompt: bool)
 
 def derive(template: str, bos_token: str | None, eos_token: str | None) -> dict:
     """Reduces `template` to {"head", "default_system", "roles": {role: [prefix, suffix]},
-    "generation_prompt"} (strings) and checks it on multi-turn conversations.
+    "system_later": [prefix, suffix] or None, "generation_prompt"} (strings) and checks it on
+    multi-turn conversations (those with a system message after the first only when
+    system_later is not None).
 
     Raises:
       ChatTemplateError: the template does not parse or render, or the reduced form does not
@@ -111,6 +127,7 @@ def derive(template: str, bos_token: str | None, eos_token: str | None) -> dict:
         "roles": {"system": [head_and_sys_prefix[len(head):], sys_suffix],
                   "user": [user_prefix, user_suffix],
                   "assistant": [assistant_prefix, assistant_suffix]},
+        "system_later": None,
         "generation_prompt": "",
     }
     ask = [{"role": "user", "content": u}]
@@ -118,7 +135,22 @@ def derive(template: str, bos_token: str | None, eos_token: str | None) -> dict:
     if not with_prompt.startswith(without):
         raise ChatTemplateError("add_generation_prompt changes more than the chat's end")
     fmt["generation_prompt"] = with_prompt[len(without):]
-    for messages in _conversations():
+    _check(render, fmt, _conversations())
+    # A system message after the first (Hugging Face renders it wherever it stands): its own
+    # prefix and suffix, read off [user, system], kept only if every such conversation matches.
+    try:
+        later = render([{"role": "user", "content": u}, {"role": "system", "content": s}])
+        if later.startswith(user_first):
+            fmt["system_later"] = list(_split(later[len(user_first):], s, "later system"))
+            _check(render, fmt, _later_system_conversations())
+    except ChatTemplateError:
+        fmt["system_later"] = None
+    return fmt
+
+
+def _check(render, fmt: dict, conversations: list[list[dict]]) -> None:
+    """Raises ChatTemplateError at the first conversation the reduced form renders otherwise."""
+    for messages in conversations:
         for gen in (False, True):
             want, got = render(messages, gen), render_reduced(fmt, messages, gen)
             if want != got:
@@ -127,7 +159,6 @@ def derive(template: str, bos_token: str | None, eos_token: str | None) -> dict:
                     f"the chat template cannot be reduced to per-role prefix/suffix strings: "
                     f"for roles {roles} (generation prompt {gen}) it renders {want!r}, the "
                     f"reduced form {got!r}")
-    return fmt
 
 
 def _conversations() -> list[list[dict]]:
@@ -140,4 +171,15 @@ def _conversations() -> list[list[dict]]:
         [m("system", "You answer in French."), m("user", "Hello"), m("assistant", "Bonjour"),
          m("user", "How are you?"), m("assistant", "Bien, merci."), m("user", "Bye\n")],
         [m("system", "")],
+    ]
+
+
+def _later_system_conversations() -> list[list[dict]]:
+    def m(role, content):
+        return {"role": role, "content": content}
+    return [
+        [m("user", "Hi!"), m("system", "Be brief."), m("user", "Hi again.")],
+        [m("system", "Be brief."), m("system", "Answer in French."), m("user", "Hi!")],
+        [m("user", "2+2?"), m("assistant", "4"), m("system", "Now be verbose."), m("user", "3+3?")],
+        [m("user", "Bye"), m("system", "")],
     ]

@@ -43,6 +43,33 @@ def test_llama3_like_template_has_one_bos_in_the_head():
     assert chat_template.render_reduced(fmt, chat, True).count("<|begin_of_text|>") == 1
 
 
+def test_smollm2_system_message_after_the_first_opens_with_its_marker():
+    fmt = chat_template.derive(SMOLLM2, "<|im_start|>", "<|im_end|>")
+    assert fmt["system_later"] == ["<|im_start|>system\n", "<|im_end|>\n"]
+    render = chat_template._render_fn(SMOLLM2, "<|im_start|>", "<|im_end|>")
+    chat = [{"role": "user", "content": "a"}, {"role": "system", "content": "mid"},
+            {"role": "user", "content": "c"}]
+    assert chat_template.render_reduced(fmt, chat, True) == render(chat, True)
+    assert "<|im_end|>\n<|im_start|>system\nmid" in render(chat, True)
+
+
+def test_llama3_like_later_system_message_has_its_header_without_the_date():
+    fmt = chat_template.derive(LLAMA3_LIKE, "<|begin_of_text|>", "<|eot_id|>")
+    assert fmt["system_later"] == ["<|start_header_id|>system<|end_header_id|>\n\n", "<|eot_id|>"]
+
+
+def test_template_that_refuses_a_later_system_message_has_none_and_the_form_refuses_it():
+    strict = ("{% for m in messages %}{% if m['role'] == 'system' and not loop.first %}"
+              "{{ raise_exception('System message must be first') }}{% endif %}"
+              "{{ '<' + m['role'] + '>' + m['content'] + '</' + m['role'] + '>' }}{% endfor %}")
+    fmt = chat_template.derive(strict, None, None)
+    assert fmt["system_later"] is None
+    assert chat_template.render_reduced(fmt, [{"role": "system", "content": "s"}], False) == "<system>s</system>"
+    with pytest.raises(chat_template.ChatTemplateError, match="no system message after the first"):
+        chat_template.render_reduced(fmt, [{"role": "user", "content": "u"},
+                                           {"role": "system", "content": "s"}], False)
+
+
 def test_content_dependent_template_is_refused():
     tricky = ("{% for m in messages %}{% if m['content'] | length > 3 %}LONG{% endif %}"
               "{{ m['role'] + ':' + m['content'] + '\\n' }}{% endfor %}")
