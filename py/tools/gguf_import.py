@@ -39,6 +39,7 @@ from absl import logging
 import gguf
 import ml_dtypes
 import numpy as np
+from safetensors import SafetensorError
 from safetensors.numpy import save_file
 import tqdm
 
@@ -381,6 +382,13 @@ OUTPUT_FILES = ("config.json", "generation_config.json", "tokenizer.json",
                 "tokenizer_config.json", "import_provenance.json", "model.safetensors")
 
 
+def content_hashes(out_dir: pathlib.Path) -> dict[str, str]:
+    """Hex SHA-256 of each file import_gguf writes, but import_provenance.json itself: the
+    provenance's "files" record, by which a later run can tell that an import is intact.
+    Raises OSError (a file missing or unreadable)."""
+    return {name: file_sha256(out_dir / name) for name in OUTPUT_FILES if name != "import_provenance.json"}
+
+
 def _check_out_dir(gguf_path: pathlib.Path, out_dir: pathlib.Path, overwrite: bool) -> None:
     """Refuses an output directory that exists (unless `overwrite` and it is an earlier
     import: OUTPUT_FILES only, with import_provenance.json), that holds the GGUF itself, or
@@ -518,11 +526,15 @@ def import_gguf(gguf_path: str | os.PathLike, out_dir: str | os.PathLike,
         _write_json(tmp / "generation_config.json", generation_config)
         _write_json(tmp / "tokenizer.json", tokenizer_json)
         _write_json(tmp / "tokenizer_config.json", tokenizer_config)
-        _write_json(tmp / "import_provenance.json", provenance)
         # "pt" is the metadata transformers expects; the bytes are plain little-endian BF16.
-        save_file({name: np.ascontiguousarray(a) for name, a, _ in
-                   weights_lib.named_tensors(weights, config)},
-                  str(tmp / "model.safetensors"), metadata={"format": "pt"})
+        try:
+            save_file({name: np.ascontiguousarray(a) for name, a, _ in
+                       weights_lib.named_tensors(weights, config)},
+                      str(tmp / "model.safetensors"), metadata={"format": "pt"})
+        except SafetensorError as e:  # its I/O errors (a full disk) are not OSErrors
+            raise OSError(f"cannot write {out_dir.name}/model.safetensors in {out_dir.parent}: {e}") from None
+        provenance["files"] = content_hashes(tmp)  # last: a later run checks the import by it
+        _write_json(tmp / "import_provenance.json", provenance)
         # mkdtemp makes a 0700 directory; give the result the permissions a plain mkdir would.
         os.chmod(tmp, 0o777 & ~umask)
         for f in tmp.iterdir():

@@ -13,6 +13,7 @@ import gguf
 import ml_dtypes
 import numpy as np
 import pytest
+from safetensors import SafetensorError
 
 from planner import weights as weights_lib
 from planner.checkpoint import load_checkpoint
@@ -250,6 +251,17 @@ def test_atomic_output(tmp_path, monkeypatch):
     # The old output is untouched and no temporary directory is left.
     assert (out / "model.safetensors").read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hf", "m.gguf"]
+    # safetensors reports a full disk by its own error, which is not an OSError: it becomes
+    # one that names the file, so that the tools' one-line error path takes it.
+
+    def full(*a, **k):
+        raise SafetensorError("Error while serializing: I/O error: No space left on device (os error 28)")
+
+    monkeypatch.setattr(gguf_import, "save_file", full)
+    with pytest.raises(OSError, match=r"cannot write hf/model.safetensors in .*No space left on device"):
+        import_gguf(tmp_path / "m.gguf", out, overwrite=True)
+    assert (out / "model.safetensors").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hf", "m.gguf"]
     monkeypatch.undo()
     import_gguf(tmp_path / "m.gguf", out, overwrite=True)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hf", "m.gguf"]
@@ -403,6 +415,9 @@ def test_smollm2_shapes(smollm2_dir, smollm2_checkpoint):
     assert w.embed.dtype == BF16 and np.std(w.embed.astype(np.float32)) > 0.01
     prov = json.loads((smollm2_dir / "import_provenance.json").read_text())
     assert prov["tensor_types"] == {"Q8_0": 1, "F32": 61, "Q4_1": 210}
+    # Every other file's SHA-256, by which smollm2_package checks an import it reuses.
+    assert prov["files"] == gguf_import.content_hashes(smollm2_dir)
+    assert sorted(prov["files"]) == sorted(set(gguf_import.OUTPUT_FILES) - {"import_provenance.json"})
 
 
 def test_smollm2_tokenizer(smollm2_dir):

@@ -4,8 +4,9 @@
       [--hf_dir=DIR] [the planner's plan flags: --workers, --attention_chunks, ...]
 
 Imports the GGUF (dequantised to BF16, Q/K rotary rows un-permuted) into an HF directory
-(--hf_dir, default OUT without .tpkg plus -hf; reused when it holds an import of that same GGUF,
-as its import_provenance.json says; refused when it holds anything else), plans it
+(--hf_dir, default OUT without .tpkg plus -hf; reused when it holds an intact import of that
+same GGUF: its import_provenance.json names the GGUF's SHA-256 and every other file's, and the
+files still have them; refused when it holds anything else), plans it
 for --target (a shipped name or a probe JSON) with the planner's flags (py/planner/main.py;
 all but --checkpoint and --revision, which this tool sets) and writes the package. Paths are
 relative to where `bazel run` was started. Errors: one line, exit status 1.
@@ -22,35 +23,56 @@ from absl import app, flags, logging
 
 from planner import cli
 from planner import main as planner_main
+from planner import package
 from planner import paths
 from tools import gguf_import, smollm2
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("hf_dir", None, "Where the imported HF directory goes (default: OUT without "
-                    ".tpkg, plus -hf); an existing import of the same GGUF is planned as it is.")
+                    ".tpkg, plus -hf); an existing intact import of the same GGUF is planned as it is.")
 
 
 def check_reusable(hf_dir: str, gguf) -> None:
-    """Refuses an existing hf_dir that is not gguf_import's import of `gguf`.
+    """Refuses an existing hf_dir that is not an intact gguf_import import of `gguf`.
 
     The import's import_provenance.json must name the GGUF's SHA-256 (source_sha256), so that a
-    folder holding another model (or another GGUF's import) is never packed as SmolLM2.
+    folder holding another model (or another GGUF's import) is never packed as SmolLM2, and the
+    SHA-256 of each file the import wrote (files), which the files must still have: a file
+    deleted or edited since (an interrupted copy, a config changed by hand) is never planned.
 
     Raises:
-      ValueError: the provenance is missing, unreadable or names another file; the message
-        says what to do.
+      ValueError: hf_dir is not a directory, its provenance is missing, unreadable or names
+        another file, or a file is missing or changed; the message says what to do.
     """
-    where = os.path.join(hf_dir, "import_provenance.json")
     fix = "remove that folder to import the GGUF again, or give another --hf_dir"
+    if not os.path.isdir(hf_dir):
+        raise ValueError(f"--hf_dir {hf_dir} exists and is not a directory: give another --hf_dir")
+    where = os.path.join(hf_dir, "import_provenance.json")
     try:
         with open(where, encoding="utf-8") as f:
-            source = json.load(f)["source_sha256"]
+            provenance = json.load(f)
+        source = provenance["source_sha256"]
     except (OSError, ValueError, KeyError, TypeError) as e:
-        raise ValueError(f"--hf_dir {hf_dir} holds a config.json but is not an import of the SmolLM2 "
+        raise ValueError(f"--hf_dir {hf_dir} exists but is not an import of the SmolLM2 "
                          f"GGUF ({where}: {type(e).__name__}: {e}): {fix}") from None
     if source != gguf_import.file_sha256(gguf):
         raise ValueError(f"--hf_dir {hf_dir} is an import of another file (SHA-256 {str(source)[:16]}...), "
                          f"not of {gguf}: {fix}")
+    recorded = provenance.get("files")
+    expected = {n for n in gguf_import.OUTPUT_FILES if n != "import_provenance.json"}
+    if not isinstance(recorded, dict) or set(recorded) != expected:
+        raise ValueError(f"--hf_dir {hf_dir}: its import_provenance.json records no SHA-256 of the "
+                         f"import's files (an import by an earlier TileInfer), so the import cannot be "
+                         f"checked: {fix}")
+    for name, digest in sorted(recorded.items()):
+        try:
+            now = gguf_import.file_sha256(os.path.join(hf_dir, name))
+        except OSError as e:
+            raise ValueError(f"--hf_dir {hf_dir}: {name} of the import cannot be read ({e.strerror}): "
+                             f"{fix}") from None
+        if now != digest:
+            raise ValueError(f"--hf_dir {hf_dir}: {name} has changed since the import (its SHA-256 "
+                             f"is not the one import_provenance.json records): {fix}")
 
 
 def main(argv):
@@ -67,18 +89,22 @@ def main(argv):
     hf_dir = paths.from_invocation_dir(FLAGS.hf_dir) if FLAGS.hf_dir else out.removesuffix(".tpkg") + "-hf"
     target = planner_main.target_from_flag(FLAGS.target)
     signals.install()  # SIGTERM / SIGHUP end it as Ctrl-C does: no temporary file left
+    imported = False  # by this run
     try:
         os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+        package.check_out_path(out)  # before the import, which takes a while and 259 MB
         gguf = smollm2.gguf_path()
-        if os.path.exists(os.path.join(hf_dir, "config.json")):
+        if os.path.lexists(hf_dir):
             check_reusable(hf_dir, gguf)
         else:
             logging.info("importing %s into %s", gguf, hf_dir)
             gguf_import.import_gguf(gguf, hf_dir)
+            imported = True
         result = planner_main.build_package(hf_dir, target, out, FLAGS.max_context,
                                             **planner_main.plan_flag_values())
     except (ValueError, OSError) as e:  # every error here says what to do; no traceback
-        print(f"smollm2_package: error: {e}", file=sys.stderr)
+        kept = f" (the import in {hf_dir} is complete and kept: the next run reuses it)" if imported else ""
+        print(f"smollm2_package: error: {e}{kept}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM or SIGHUP
         print(f"smollm2_package: interrupted ({signals.name_of(e)}): neither {out} nor {hf_dir} "

@@ -1,7 +1,9 @@
 """smollm2_package's command line: the planner's plan flags reach the plan, flags it would
-ignore are refused, errors are one line. An existing import of the installed GGUF in --hf_dir
-is planned as it is, so a tiny checkpoint with that GGUF's provenance stands in for the
-imported SmolLM2 (the GGUF is only hashed here, not imported); another folder is refused."""
+ignore are refused, errors are one line. An existing intact import of the installed GGUF in
+--hf_dir is planned as it is, so a tiny checkpoint with that GGUF's provenance (and its own
+files' SHA-256s, as gguf_import records them) stands in for the imported SmolLM2 (the GGUF is
+only hashed here, not imported); another folder, or an import changed since, is refused."""
+import shutil
 import json
 import os
 import pathlib
@@ -28,7 +30,8 @@ def hf_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("hf")
     write_tiny_checkpoint(d, hidden=72, ffn=100, layers=2, heads=9, kv_heads=3, vocab=97)
     (d / "import_provenance.json").write_text(json.dumps(
-        {"source_sha256": gguf_import.file_sha256(smollm2.gguf_path())}))
+        {"source_sha256": gguf_import.file_sha256(smollm2.gguf_path()),
+         "files": gguf_import.content_hashes(d)}))
     return d
 
 
@@ -37,7 +40,7 @@ def test_a_folder_that_is_not_an_import_of_the_gguf_is_refused(tmp_path):
     write_tiny_checkpoint(d, hidden=72, ffn=100, layers=2, heads=9, kv_heads=3, vocab=97)
     out = tmp_path / "s.tpkg"
     r = run_tool(f"--out={out}", f"--hf_dir={d}", "--target=rtx3050", "--max_context=64")
-    assert r.returncode == 1 and "holds a config.json but is not an import of the SmolLM2 GGUF" in r.stderr, r.stderr
+    assert r.returncode == 1 and "exists but is not an import of the SmolLM2 GGUF" in r.stderr, r.stderr
     assert "remove that folder to import the GGUF again, or give another --hf_dir" in r.stderr
     (d / "import_provenance.json").write_text(json.dumps({"source_sha256": "ab" * 32}))
     r = run_tool(f"--out={out}", f"--hf_dir={d}", "--target=rtx3050", "--max_context=64")
@@ -65,3 +68,31 @@ def test_flags_it_would_ignore_and_errors(hf_dir, tmp_path):
     assert r.returncode == 1, r.stderr
     assert "smollm2_package: error: workers=999 must be in [1, 20]" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr and not (tmp_path / "s.tpkg").exists()
+
+
+@pytest.mark.parametrize("damage, needle", [
+    (lambda d: (d / "tokenizer.json").unlink(), "tokenizer.json of the import cannot be read"),
+    (lambda d: (d / "config.json").write_text((d / "config.json").read_text().replace(
+        '"rope_theta": ', '"rope_theta": 1')), "config.json has changed since the import"),
+    (lambda d: (d / "import_provenance.json").write_text(json.dumps(
+        {k: v for k, v in json.loads((d / "import_provenance.json").read_text()).items() if k != "files"})),
+     "records no SHA-256 of the import's files"),
+])
+def test_an_import_changed_since_is_refused(hf_dir, tmp_path, damage, needle):
+    d = tmp_path / "hf"
+    shutil.copytree(hf_dir, d)
+    damage(d)
+    out = tmp_path / "s.tpkg"
+    r = run_tool(f"--out={out}", f"--hf_dir={d}", "--target=rtx3050", "--max_context=64")
+    assert r.returncode == 1 and needle in r.stderr, r.stderr
+    assert "remove that folder to import the GGUF again, or give another --hf_dir" in r.stderr
+    assert "Traceback" not in r.stderr and not out.exists()
+
+
+def test_an_out_path_it_may_not_write_is_refused_before_importing(tmp_path):
+    notes = tmp_path / "notes.md"
+    notes.write_text("my notes\n")
+    r = run_tool(f"--out={notes}", "--target=rtx3050")
+    assert r.returncode == 1 and "notes.md exists and is not a TileInfer package" in r.stderr, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.md"]  # no notes.md-hf import
+    assert notes.read_text() == "my notes\n"
