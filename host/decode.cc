@@ -16,6 +16,7 @@
 #include <gflags/gflags.h>
 
 #include "host/api.h"
+#include "host/cpu_executor.h"
 #include "host/error.h"
 #include "host/generate.h"
 #include "host/sampler.h"
@@ -67,7 +68,8 @@ void FlushStdout() {
   if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
     const int e = errno;
     throw Error(std::string("cannot write the output to stdout (") + (e != 0 ? std::strerror(e) : "write error") +
-                "): free space on its disk, or give it a writable file or pipe");
+                (e == ENOSPC || e == EDQUOT ? "): free space on its disk, or give it another file or pipe"
+                                            : "): give it a writable file or pipe"));
   }
 }
 
@@ -86,23 +88,29 @@ int Run() {
   request.max_new_tokens = FLAGS_max_new_tokens;
   request.stop_at_eos = !FLAGS_ignore_eos;
   request.stop = FLAGS_stop;
-  request.temperature = OptionFloat(FLAGS_temperature, "--temperature");
+  request.temperature = OptionFloat(FLAGS_temperature, "--temperature", /*zero_allowed=*/true);
   request.top_k = FLAGS_top_k;
-  request.top_p = OptionFloat(FLAGS_top_p, "--top_p");
+  request.top_p = OptionFloat(FLAGS_top_p, "--top_p", /*zero_allowed=*/false);
   request.seed = FLAGS_seed;
   Ok(api::Engine::CheckOptions(request));  // before the package loads, a prompt prints or a turn is read
   if (request.temperature == 0.0f) {  // greedy: the sampler's flags have no effect; say so rather than ignore them
     std::string unused;
+    int n_unused = 0;
     for (const char* flag : {"top_k", "top_p", "seed"}) {
       if (gflags::GetCommandLineFlagInfoOrDie(flag).is_default) continue;
       unused += std::string(unused.empty() ? "--" : ", --") + flag;
+      ++n_unused;
     }
     if (!unused.empty()) {
-      std::fprintf(stderr, "note: %s only apply when sampling (--temperature > 0); this run is greedy.\n",
-                   unused.c_str());
+      std::fprintf(stderr, "note: %s only %s when sampling (--temperature > 0); this run is greedy.\n",
+                   unused.c_str(), n_unused == 1 ? "applies" : "apply");
     }
   }
 
+  if (FLAGS_threads < 0 || FLAGS_threads > CpuExecutor::kMaxThreads) {  // the flag's name, not the API field's
+    throw Error("--threads=" + std::to_string(FLAGS_threads) + ": give 0 (one per hardware thread) or 1 to " +
+                std::to_string(CpuExecutor::kMaxThreads));
+  }
   api::EngineOptions eo;
   eo.device = FLAGS_device;
   eo.cpu_threads = FLAGS_threads;
@@ -131,7 +139,15 @@ int Run() {
     int failed_turns = 0;
     // A line ends at "\n" or "\r\n" (a file written on Windows): a "\r" alone is an empty line.
     auto read_turn = [&] {
-      if (!std::getline(std::cin, line)) return false;
+      errno = 0;
+      if (!std::getline(std::cin, line)) {
+        if (std::cin.bad() || std::ferror(stdin) != 0) {  // a read error, not the end of input (stdin a directory)
+          const int e = errno;
+          throw Error(std::string("cannot read the chat from stdin (") + (e != 0 ? std::strerror(e) : "read error") +
+                      "): give it a file or pipe of lines, or a terminal");
+        }
+        return false;
+      }
       if (!line.empty() && line.back() == '\r') line.pop_back();
       return !line.empty();
     };

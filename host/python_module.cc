@@ -226,9 +226,9 @@ class PyEngine {
       }
     }
     r.max_new_tokens = StrictInt<int>(max_new_tokens, "max_new_tokens");
-    r.temperature = OptionFloat(temperature, "temperature");
+    r.temperature = OptionFloat(temperature, "temperature", /*zero_allowed=*/true);
     r.top_k = StrictInt<int>(top_k, "top_k");
-    r.top_p = OptionFloat(top_p, "top_p");
+    r.top_p = OptionFloat(top_p, "top_p", /*zero_allowed=*/false);
     r.seed = StrictInt<uint64_t>(seed, "seed");
     r.stop = StrictStr(stop, "stop");
     r.stop_at_eos = StrictBool(stop_at_eos, "stop_at_eos");

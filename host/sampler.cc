@@ -35,12 +35,13 @@ void CheckSamplingOptions(const SamplingOptions& o) {
   }
 }
 
-float OptionFloat(double v, const std::string& what) {
+float OptionFloat(double v, const std::string& what, bool zero_allowed) {
   if (std::isfinite(v) && std::fabs(v) > static_cast<double>(std::numeric_limits<float>::max())) {
     throw Error(what + "=" + FloatText(v) + " is beyond a float's range (+-3.4e38): give a smaller value");
   }
   if (v != 0.0 && static_cast<float>(v) == 0.0f) {  // 1e-50 as a float is 0: greedy, not what was asked
-    throw Error(what + "=" + FloatText(v) + " is too small for a float (it would be 0): give 0, or at least 1.5e-45");
+    throw Error(what + "=" + FloatText(v) + " is too small for a float (it would be 0): give " +
+                (zero_allowed ? "0, or at least 1.5e-45" : "at least 1.5e-45"));
   }
   return static_cast<float>(v);
 }

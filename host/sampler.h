@@ -23,8 +23,9 @@ void CheckSamplingOptions(const SamplingOptions& options);
 // `v` (a command line's or Python's double) as a float option named `what`, e.g.
 // "--temperature". Throws Error, naming the number given, for a finite v beyond float's range
 // (as a float it would be inf, refused as "inf") and for a nonzero v that a float holds only as
-// 0 (1e-50: silently greedy otherwise).
-float OptionFloat(double v, const std::string& what);
+// 0 (1e-50: silently greedy otherwise); its advice offers 0 only where `zero_allowed` (the
+// temperature; not top_p).
+float OptionFloat(double v, const std::string& what, bool zero_allowed);
 
 // A uniform number in [0, 1) for draw `counter` of stream `seed` (cuda/sample.h's DrawBits;
 // 53 bits).

@@ -60,7 +60,9 @@ def test_a_run_prints_prompt_output_ids_and_times(package):
     ("--temperature=-1", "temperature must be a finite number >= 0"),
     ("--temperature=1e308", "--temperature=1e+308 is beyond a float's range"),
     ("--top_p=-1e39", "--top_p=-1e+39 is beyond a float's range"),
-    ("--temperature=1e-50", "--temperature=1e-50 is too small for a float (it would be 0)"),
+    ("--temperature=1e-50", "--temperature=1e-50 is too small for a float (it would be 0): give 0, or at least"),
+    # top_p may not be 0, so its advice does not offer it.
+    ("--top_p=1e-300", "--top_p=1e-300 is too small for a float (it would be 0): give at least 1.5e-45"),
     ("--max_new_tokens=62", "exceeds the package's max context"),  # refused inside Generate
 ])
 def test_a_bad_request_option_leaves_no_dangling_output_line(package, flag, message):
@@ -77,6 +79,8 @@ def test_sampler_flags_in_a_greedy_run_get_a_note_and_change_nothing(package):
     assert rc == 0, err
     assert "note: --top_k, --seed only apply when sampling (--temperature > 0)" in err
     assert out.splitlines()[:3] == greedy.splitlines()[:3]  # the same prompt, text and ids
+    rc, _, err = run(package, *flags, "--top_p=0.5")
+    assert rc == 0 and "note: --top_p only applies when sampling" in err, err
     rc, _, err = run(package, *flags, "--temperature=0.7", "--top_k=2", "--seed=9")
     assert rc == 0 and "note:" not in err, err
 
@@ -84,8 +88,19 @@ def test_sampler_flags_in_a_greedy_run_get_a_note_and_change_nothing(package):
 @pytest.mark.parametrize("threads", ["-1", "1025", "2147483647"])
 def test_cpu_threads_out_of_range_are_refused(package, threads):
     rc, out, err = run(package, "--prompt_ids=3", f"--threads={threads}")
-    assert rc != 0 and f"cpu_threads {threads}: give 0 (one per hardware thread) or 1 to 1024" in err, err
+    assert rc != 0 and f"--threads={threads}: give 0 (one per hardware thread) or 1 to 1024" in err, err
     assert "prompt:" not in out
+
+
+def test_chat_from_an_unreadable_stdin_is_an_error_not_an_empty_chat(package, tmp_path):
+    directory = os.open(tmp_path, os.O_RDONLY)  # opens; reading it fails (EISDIR)
+    try:
+        p = subprocess.run([decode_binary(), f"--package={package}", "--device=cpu", "--chat"],
+                           capture_output=True, text=True, timeout=120, stdin=directory)
+    finally:
+        os.close(directory)
+    assert p.returncode == 1, p.stderr
+    assert "error: cannot read the chat from stdin (Is a directory)" in p.stderr, p.stderr
 
 
 def test_chat_with_piped_turns_shows_no_terminal_prompt(package):
