@@ -16,8 +16,13 @@ ChatFormat ChatFormat::FromTokenizerJson(const std::string& text) {
   try {
     const nlohmann::json j = nlohmann::json::parse(text);
     if (!j.contains("chat") || j.at("chat").is_null()) {
-      throw Error("this package has no chat format (the model has no chat template, or the planner "
-                  "could not reduce it; its log says why): give the prompt as text or ids instead");
+      // A package with no tokenizer at all (its checkpoint had no tokenizer.json) takes ids only.
+      const bool has_vocab = j.contains("vocab") && j.at("vocab").is_array() && !j.at("vocab").empty();
+      throw Error(has_vocab ? "this package has no chat format (the model has no chat template, or the planner "
+                              "could not reduce it; its log says why): give the prompt as text or ids instead"
+                            : "this package has no chat format and no tokenizer (its checkpoint had no "
+                              "tokenizer.json): give the prompt as token ids, or re-plan from a checkpoint "
+                              "with its tokenizer.json");
     }
     const nlohmann::json& c = j.at("chat");
     f.head_ = c.at("head").get<std::string>();

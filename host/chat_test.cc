@@ -46,10 +46,20 @@ TEST(ChatFormatTest, RefusesUnknownRoleAndMissingFormat) {
   const ChatFormat f = ChatFormat::FromTokenizerJson(kSection);
   EXPECT_THROW(f.Render({{"tool", "x"}}, false), Error);
   try {
-    ChatFormat::FromTokenizerJson(R"({"vocab": [], "chat": null})");
+    ChatFormat::FromTokenizerJson(R"({"vocab": ["a"], "chat": null})");
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("no chat format"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("no chat format (the model has no chat template"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("give the prompt as text or ids"), std::string::npos);
+  }
+  for (const char* no_tokenizer : {"{}", R"({"vocab": [], "chat": null})"}) {  // ids only: say so
+    try {
+      ChatFormat::FromTokenizerJson(no_tokenizer);
+      FAIL() << "no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("no chat format and no tokenizer"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("give the prompt as token ids"), std::string::npos) << e.what();
+    }
   }
   EXPECT_THROW(ChatFormat::FromTokenizerJson(R"({"chat": {"head": 1}})"), Error);
 }

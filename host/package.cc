@@ -145,7 +145,8 @@ void Package::Parse(bool verify_checksums) {
     throw Error(path_ + ": package format v" + std::to_string(h.format_version) +
                 " is newer than this runtime, which reads v" +
                 std::to_string(format::kFormatVersion) +
-                ": update TileInfer, or " + kReplan + " of this version");
+                ": update TileInfer, or " + kReplan + " of this version (if no newer TileInfer wrote it, "
+                "its header is damaged)");
   }
   if (h.format_version != format::kFormatVersion) {
     throw Error(path_ + ": unknown package format v" + std::to_string(h.format_version) +

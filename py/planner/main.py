@@ -224,6 +224,10 @@ def main(argv):
     local = paths.from_invocation_dir(checkpoint)
     if os.path.exists(local):  # else a hub id such as org/name
         checkpoint = local
+        if FLAGS.revision:  # the library only warns; on the command line it would go unseen
+            print(f"planner: error: --revision={FLAGS.revision} is for hub ids, and {FLAGS.checkpoint} is a "
+                  f"local directory, planned as it is: leave --revision out", file=sys.stderr)
+            return 1
     target = target_from_flag(FLAGS.target)
     out = paths.from_invocation_dir(FLAGS.out)
     before = _file_identity(out)

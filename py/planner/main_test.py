@@ -113,6 +113,8 @@ def test_cli_rejects_stray_arguments_and_reports_errors(checkpoint, tmp_path):
     assert notes.read_text() == "keep"
     r = run_cli(f"--checkpoint={checkpoint}", f"--out={tmp_path / 'no' / 'm.tpkg'}")
     assert r.returncode == 1 and "does not exist: create it first" in r.stderr
+    r = run_cli(f"--checkpoint={checkpoint}", f"--out={tmp_path / 'm.tpkg'}", "--revision=abc")
+    assert r.returncode == 1 and "--revision=abc is for hub ids" in r.stderr and "leave --revision out" in r.stderr
     assert not (tmp_path / "m.tpkg").exists()
 
 
