@@ -20,6 +20,7 @@
 #include "host/error.h"
 #include "host/generate.h"
 #include "host/sampler.h"
+#include "host/tokenizer.h"
 
 DEFINE_string(package, "", "Path to a .tpkg package written by the planner (required).");
 DEFINE_string(prompt, "", "Prompt text, encoded with the package's tokenizer (special tokens such as <|im_start|> are parsed; BOS as the package says).");
@@ -84,6 +85,14 @@ int Run() {
   const int prompts = !FLAGS_prompt.empty() + !FLAGS_prompt_ids.empty() + FLAGS_chat;
   if (prompts > 1) throw Error("give one of --prompt, --prompt_ids or --chat");
   if (!FLAGS_system.empty() && !FLAGS_chat) throw Error("--system is for --chat only (a text prompt holds its own)");
+  for (const auto& [flag, text] : {std::pair<const char*, const std::string&>{"--prompt", FLAGS_prompt},
+                                   std::pair<const char*, const std::string&>{"--system", FLAGS_system}}) {
+    const size_t bad = InvalidUtf8At(text);  // named here: the tokenizer's offset would be the rendered text's
+    if (bad != std::string::npos) {
+      throw Error(std::string(flag) + " is not valid UTF-8 (its byte " + std::to_string(bad) + "): give UTF-8 text" +
+                  (flag == std::string("--prompt") ? ", or the prompt as --prompt_ids" : ""));
+    }
+  }
   api::Request request;
   request.max_new_tokens = FLAGS_max_new_tokens;
   request.stop_at_eos = !FLAGS_ignore_eos;
@@ -152,6 +161,13 @@ int Run() {
       return !line.empty();
     };
     while ((interactive && std::fprintf(stderr, "> ")), read_turn()) {
+      const size_t bad = InvalidUtf8At(line);  // its offset in the line, not in the rendered chat
+      if (bad != std::string::npos) {
+        std::fprintf(stderr, "error: this line is not valid UTF-8 (its byte %zu) (this turn is left out of the "
+                     "conversation)\n", bad);
+        ++failed_turns;
+        continue;
+      }
       request.chat.push_back({"user", line});
       api::Result r;
       bool streamed = false;

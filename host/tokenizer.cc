@@ -67,21 +67,6 @@ uint32_t NextCodePoint(const std::string& s, size_t& i) {
   return cp;
 }
 
-// Offset of the first byte of `text` that is not valid UTF-8 (ICU's check: no overlong
-// forms, surrogates or code points past U+10FFFF), or npos.
-size_t InvalidUtf8At(const std::string& text) {
-  if (text.size() > static_cast<size_t>(INT32_MAX)) throw Error("text to encode is over 2 GiB");
-  const auto* s = reinterpret_cast<const uint8_t*>(text.data());
-  const int32_t n = static_cast<int32_t>(text.size());
-  for (int32_t i = 0; i < n;) {
-    const int32_t start = i;
-    UChar32 c;
-    U8_NEXT(s, i, n, c);
-    if (c < 0) return static_cast<size_t>(start);
-  }
-  return std::string::npos;
-}
-
 // A \p{...} property name as ICU compares it (case, spaces, '_' and '-' ignored; "gc=" and
 // "General_Category=" prefixes dropped), as the short name of its general category (or group of
 // them), e.g. "Letter" -> "L", "lu" -> "Lu"; empty for anything else (scripts, binary properties).
@@ -113,6 +98,20 @@ std::string GeneralCategory(const std::string& name) {
 }
 
 }  // namespace
+
+size_t InvalidUtf8At(const std::string& text) {
+  if (text.size() > static_cast<size_t>(INT32_MAX)) throw Error("text to encode is over 2 GiB");
+  const auto* s = reinterpret_cast<const uint8_t*>(text.data());
+  const int32_t n = static_cast<int32_t>(text.size());
+  for (int32_t i = 0; i < n;) {
+    const int32_t start = i;
+    UChar32 c;
+    U8_NEXT(s, i, n, c);
+    if (c < 0) return static_cast<size_t>(start);
+  }
+  return std::string::npos;
+}
+
 
 Tokenizer::Tokenizer() : patterns_(std::make_unique<Patterns>()) {}
 Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;

@@ -11,6 +11,11 @@
 
 namespace tileinfer {
 
+// Offset of the first byte of `text` that is not valid UTF-8 (ICU's check: no overlong forms,
+// surrogates or code points past U+10FFFF), or std::string::npos. Throws Error for a text over
+// 2 GiB.
+size_t InvalidUtf8At(const std::string& text);
+
 class Tokenizer {
  public:
   // Parses the section and compiles its pre-tokenizer patterns (ICU). Throws Error if the

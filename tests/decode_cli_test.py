@@ -103,6 +103,20 @@ def test_chat_from_an_unreadable_stdin_is_an_error_not_an_empty_chat(package, tm
     assert "error: cannot read the chat from stdin (Is a directory)" in p.stderr, p.stderr
 
 
+def test_invalid_utf8_is_placed_in_what_the_user_typed(package):
+    p = subprocess.run([decode_binary(), f"--package={package}", "--device=cpu", "--chat", "--max_new_tokens=2",
+                        "--ignore_eos"], capture_output=True, timeout=120, input=b"hi\xff\xfe\nhello\n\n")
+    err = p.stderr.decode()
+    assert p.returncode == 1 and "error: this line is not valid UTF-8 (its byte 2)" in err, err
+    assert p.stdout.decode(errors="replace").count("prompt: ") == 1  # the next turn is answered
+    p = subprocess.run([decode_binary(), f"--package={package}", "--device=cpu", b"--prompt=ok\xff"],
+                       capture_output=True, timeout=120)
+    assert p.returncode != 0 and "--prompt is not valid UTF-8 (its byte 2)" in p.stderr.decode(), p.stderr
+    p = subprocess.run([decode_binary(), f"--package={package}", "--device=cpu", "--chat", b"--system=\xff"],
+                       capture_output=True, timeout=120, input=b"hi\n\n")
+    assert p.returncode != 0 and "--system is not valid UTF-8 (its byte 0)" in p.stderr.decode(), p.stderr
+
+
 def test_chat_with_piped_turns_shows_no_terminal_prompt(package):
     rc, out, err = run(package, "--chat", "--max_new_tokens=3", "--ignore_eos", stdin="hi\nand you?\n\n")
     assert rc == 0, err
