@@ -185,10 +185,27 @@ std::vector<int> StrictIds(const py::handle& h, const std::string& what) {
   return ids;
 }
 
+// A package path: a str, bytes (an os path as the OS spells it), or an os.PathLike
+// (pathlib.Path) whose os.fspath() is either; else a TypeError naming `what`.
+std::string PathStr(const py::handle& h, const std::string& what) {
+  const py::object path = py::isinstance<py::str>(h) || py::isinstance<py::bytes>(h) || !py::hasattr(h, "__fspath__")
+                              ? py::reinterpret_borrow<py::object>(h)
+                              : py::module_::import("os").attr("fspath")(h);
+  if (py::isinstance<py::bytes>(path)) return path.cast<std::string>();
+  if (!py::isinstance<py::str>(path)) {
+    throw py::type_error(what + " must be a str, bytes or an os.PathLike such as pathlib.Path, not " + Shown(h));
+  }
+  return StrictStr(path, what);
+}
+
 // Argument types for the signatures help() shows; each takes any object, which the
 // function then checks itself, with a message naming the argument.
 using BoolArg = py::typing::Union<py::bool_>;  // shown as bool; checked by StrictBool
 using StrArg = py::typing::Union<py::str>;     // shown as str; checked by StrictStr
+// Any object, shown as str | bytes | os.PathLike; checked by PathStr.
+class PathArg : public py::object {
+  PYBIND11_OBJECT_DEFAULT(PathArg, object, PyObject_Type)
+};
 using IntArg = py::typing::Union<py::int_>;    // shown as int; checked by StrictInt
 using IdsArg = py::typing::Union<py::typing::List<int>>;  // shown as list[int]; checked by StrictIds
 using OptionalStr = py::typing::Optional<py::str>;
@@ -199,12 +216,12 @@ using OptionalOnToken = py::typing::Optional<py::typing::Callable<py::typing::Op
 // The public API (host/api.h) for Python: the same Engine, Request and Result.
 class PyEngine {
  public:
-  PyEngine(const std::string& path, const StrArg& device, const IntArg& cpu_threads, const BoolArg& check_target) {
+  PyEngine(const PathArg& path, const StrArg& device, const IntArg& cpu_threads, const BoolArg& check_target) {
     api::EngineOptions o;
     o.device = StrictStr(device, "device");
     o.cpu_threads = StrictInt<int>(cpu_threads, "cpu_threads");
     o.check_target = StrictBool(check_target, "check_target");
-    Check(api::Engine::Open(path, o, &engine_));
+    Check(api::Engine::Open(PathStr(path, "path"), o, &engine_));
   }
 
   py::dict Generate(const OptionalStr& prompt, const OptionalIds& prompt_ids, const OptionalChat& chat,
@@ -327,6 +344,13 @@ void ConstructInNew(Class& cls) {
 
 }  // namespace
 
+namespace pybind11::detail {
+template <>
+struct handle_type_name<PathArg> {
+  static constexpr auto name = const_name("str | bytes | os.PathLike");
+};
+}  // namespace pybind11::detail
+
 PYBIND11_MODULE(_tileinfer, m) {
   m.doc() = "TileInfer host runtime (C++), bound with pybind11.";
   py::register_exception<Error>(m, "Error", PyExc_RuntimeError);
@@ -343,7 +367,7 @@ PYBIND11_MODULE(_tileinfer, m) {
                               "A package opened with the public API (host/api.h): generation on the GPU when "
                               "usable and planned for, else on the CPU.");
   ConstructInNew(engine);
-  engine.def(py::init<const std::string&, const StrArg&, const IntArg&, const BoolArg&>(), py::arg("path"),
+  engine.def(py::init<const PathArg&, const StrArg&, const IntArg&, const BoolArg&>(), py::arg("path"),
            py::arg("device") = py::str("auto"), py::arg("cpu_threads") = py::int_(0),
            py::arg("check_target") = py::bool_(true))
       .def("generate", &PyEngine::Generate, py::kw_only(), py::arg("prompt") = py::none(),
@@ -362,8 +386,8 @@ PYBIND11_MODULE(_tileinfer, m) {
   py::class_<CpuSession> session(m, "CpuSession", py::is_final(), "A package loaded, validated and run by the CPU executor.");
   ConstructInNew(session);
   session
-      .def(py::init([](const std::string& path, const IntArg& threads) {
-             return std::make_unique<CpuSession>(path, StrictInt<int>(threads, "threads"));
+      .def(py::init([](const PathArg& path, const IntArg& threads) {
+             return std::make_unique<CpuSession>(PathStr(path, "path"), StrictInt<int>(threads, "threads"));
            }),
            py::arg("path"), py::arg("threads") = py::int_(0))
       .def(
@@ -399,7 +423,9 @@ PYBIND11_MODULE(_tileinfer, m) {
       .def_property_readonly("max_context", [](const CpuSession& s) { return s.package().plan().max_context; });
   py::class_<Tokenizer> tokenizer(m, "Tokenizer", py::is_final(), "A package's tokenizer alone (byte-level BPE).");
   ConstructInNew(tokenizer);
-  tokenizer.def(py::init([](const std::string& path) { return Tokenizer::FromJson(Package::Open(path)->tokenizer_json()); }),
+  tokenizer.def(py::init([](const PathArg& path) {
+                  return Tokenizer::FromJson(Package::Open(PathStr(path, "path"))->tokenizer_json());
+                }),
            py::arg("path"), "The tokenizer of the package at `path`.")
       .def_static(
           "from_json", [](const StrArg& section) { return Tokenizer::FromJson(StrictStr(section, "section")); },

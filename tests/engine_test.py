@@ -237,6 +237,23 @@ def test_argument_types_are_named(smol, kwargs, needle):
         smol.generate(max_new_tokens=2, **kwargs)
 
 
+def test_package_paths_may_be_path_like(smol, smol_pkg):
+    import pathlib
+    path = pathlib.Path(smol_pkg)
+    e = _tileinfer.Engine(path, device="cpu", cpu_threads=1)
+    assert e.generate(prompt_ids=[1, 504], max_new_tokens=2)["tokens"] == \
+        smol.generate(prompt_ids=[1, 504], max_new_tokens=2)["tokens"]
+    assert _tileinfer.Tokenizer(path).encode("Hello") == smol.encode("Hello")
+    assert _tileinfer.CpuSession(path, threads=1) is not None
+    bytes_path_like = type("BytesPath", (), {"__fspath__": lambda self: os.fsencode(smol_pkg)})()
+    assert _tileinfer.Tokenizer(bytes_path_like).vocab_size == smol.vocab_size
+    for bad in (None, 5):
+        with pytest.raises(TypeError, match="path must be a str, bytes or an os.PathLike such as pathlib.Path, not "):
+            _tileinfer.Engine(bad, device="cpu")
+    with pytest.raises(TypeError, match=r"__fspath__\(\) to return str or bytes, not int"):  # os.fspath's own
+        _tileinfer.Engine(type("NotAPath", (), {"__fspath__": lambda self: 5})(), device="cpu")
+
+
 def test_flags_take_only_true_or_false(smol, smol_pkg):
     """pybind11's converting bool reads None and 0 as False: check_target=None would turn the
     target check off without a word. True and False (numpy's too) are taken."""
