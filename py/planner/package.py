@@ -207,6 +207,48 @@ def _json_bytes(obj) -> bytes:
                       allow_nan=False).encode("utf-8")
 
 
+def _process_runs(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def remove_stale_temporaries(path: str) -> None:
+    """Removes the `<path>.tmp-<pid>` files (write_package's temporary file) whose process no
+    longer runs: a planner killed by a signal it cannot catch (SIGKILL, the OOM killer) leaves
+    one behind, as large as the package. Logs each removal, and each such file whose process
+    still runs (another planner writing the same path, or a reused pid), which stays.
+    A file that cannot be removed is logged, not raised: writing the package does not need it.
+    """
+    directory, base = os.path.split(os.path.abspath(path))
+    prefix = base + ".tmp-"
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return  # the write itself will say why the directory is unusable
+    for name in sorted(names):
+        pid_text = name[len(prefix):]
+        if not name.startswith(prefix) or not pid_text.isdigit() or int(pid_text) == os.getpid():
+            continue
+        full = os.path.join(directory, name)
+        if not stat.S_ISREG(os.lstat(full).st_mode):
+            continue
+        if _process_runs(int(pid_text)):
+            logging.warning("%s: a temporary package file of process %s, which still runs (another "
+                            "planner writing %s?); left as it is", full, pid_text, path)
+            continue
+        try:
+            os.remove(full)
+            logging.warning("removed %s, a temporary package file that process %s left when it ended "
+                            "without cleaning up (killed?)", full, pid_text)
+        except OSError as e:
+            logging.warning("cannot remove %s, left by process %s: %s", full, pid_text, e.strerror)
+
+
 def check_out_path(path: str) -> None:
     """Refuses an output path the planner must not write: empty, in a directory that does
     not exist, naming something other than a regular file (a directory, a device, a FIFO, a
@@ -313,6 +355,7 @@ def write_package(path: str, plan: plan_lib.Plan, weights: weights_lib.ModelWeig
 
     path = os.fspath(path)
     check_out_path(path)
+    remove_stale_temporaries(path)
     tmp = f"{path}.tmp-{os.getpid()}"
     try:
         f = open(tmp, "wb")

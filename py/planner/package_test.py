@@ -1,9 +1,11 @@
 """Tests for planner.package: bit-exact round trip, every refusal, atomic writes."""
 
 import hashlib
+import logging
 import os
 import re
 import struct
+import subprocess
 import sys
 
 import ml_dtypes
@@ -229,6 +231,23 @@ def test_failure_midway_removes_the_temp_file_and_keeps_the_old_package(tmp_path
     with pytest.raises(RuntimeError):
         write(tmp_path / "new.tpkg", model)
     assert sorted(os.listdir(tmp_path)) == ["m.tpkg"]
+
+
+def test_temporary_files_of_ended_planners_are_removed(tmp_path, model, caplog):
+    """A planner killed by SIGKILL leaves <out>.tmp-<pid>: the next write to that path removes
+    it once no process <pid> runs, and leaves one whose process runs."""
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    path = tmp_path / "m.tpkg"
+    stale, running = tmp_path / f"m.tpkg.tmp-{ended.pid}", tmp_path / f"m.tpkg.tmp-{os.getppid()}"
+    other = tmp_path / f"other.tpkg.tmp-{ended.pid}"  # another package's: not this write's business
+    for f in (stale, running, other):
+        f.write_bytes(b"half a package")
+    with caplog.at_level(logging.WARNING):
+        write(path, model)
+    assert sorted(os.listdir(tmp_path)) == sorted(["m.tpkg", running.name, other.name])
+    assert f"removed {stale}" in caplog.text
+    assert f"{running}: a temporary package file of process {os.getppid()}, which still runs" in caplog.text
 
 
 def test_out_paths_that_are_not_regular_files_are_refused(tmp_path, model):
