@@ -26,7 +26,7 @@ DEFINE_string(package, "", "Path to a .tpkg package written by the planner (requ
 DEFINE_string(prompt, "", "Prompt text, encoded with the package's tokenizer (special tokens such as <|im_start|> are parsed; BOS as the package says).");
 DEFINE_string(prompt_ids, "", "Prompt as comma-separated token ids, e.g. 1,504,3937.");
 DEFINE_bool(chat, false, "Chat: read user turns from stdin (one line each), answer with the model's chat template.");
-DEFINE_string(system, "", "--chat: a system message (default: the template's own, if any).");
+DEFINE_string(system, "", "--chat: a system message (not given: the template's own, if any; --system= an empty one).");
 DEFINE_int32(max_new_tokens, 32, "Most tokens to generate (per turn with --chat).");
 DEFINE_string(device, "auto", "auto (GPU when there is one and the package was planned for it), cpu, or gpu.");
 DEFINE_int32(threads, 0, "CPU executor threads, 0 to 1024 (0: one per hardware thread).");
@@ -84,7 +84,9 @@ void PrintTimes(const api::Result& r) {
 int Run() {
   const int prompts = !FLAGS_prompt.empty() + !FLAGS_prompt_ids.empty() + FLAGS_chat;
   if (prompts > 1) throw Error("give one of --prompt, --prompt_ids or --chat");
-  if (!FLAGS_system.empty() && !FLAGS_chat) throw Error("--system is for --chat only (a text prompt holds its own)");
+  // --system= (given, empty) is an empty system message, which replaces the template's default one.
+  const bool system_given = !gflags::GetCommandLineFlagInfoOrDie("system").is_default;
+  if (system_given && !FLAGS_chat) throw Error("--system is for --chat only (a text prompt holds its own)");
   for (const auto& [flag, text] : {std::pair<const char*, const std::string&>{"--prompt", FLAGS_prompt},
                                    std::pair<const char*, const std::string&>{"--system", FLAGS_system}}) {
     const size_t bad = InvalidUtf8At(text);  // named here: the tokenizer's offset would be the rendered text's
@@ -133,7 +135,7 @@ int Run() {
   };
 
   if (FLAGS_chat) {
-    if (!FLAGS_system.empty()) request.chat.push_back({"system", FLAGS_system});
+    if (system_given) request.chat.push_back({"system", FLAGS_system});
     {  // the chat format and the system message, checked before a turn is read
       std::vector<api::Message> probe = request.chat;
       probe.push_back({"user", "hi"});

@@ -117,6 +117,17 @@ def test_invalid_utf8_is_placed_in_what_the_user_typed(package):
     assert p.returncode != 0 and "--system is not valid UTF-8 (its byte 0)" in p.stderr.decode(), p.stderr
 
 
+def test_an_empty_system_flag_is_an_empty_system_message(package):
+    """--system= puts an empty system block before the turn; without the flag there is none
+    (the tiny model's template has no default one)."""
+    counts = []
+    for flags in ((), ("--system=",), ("--system=x",)):
+        rc, out, err = run(package, "--chat", "--max_new_tokens=1", "--ignore_eos", *flags, stdin="hi\n\n")
+        assert rc == 0, err
+        counts.append(int(out.split("prompt: ")[1].split()[0]))
+    assert counts[0] < counts[1] < counts[2], counts
+
+
 def test_chat_with_piped_turns_shows_no_terminal_prompt(package):
     rc, out, err = run(package, "--chat", "--max_new_tokens=3", "--ignore_eos", stdin="hi\nand you?\n\n")
     assert rc == 0, err
