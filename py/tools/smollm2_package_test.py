@@ -96,3 +96,11 @@ def test_an_out_path_it_may_not_write_is_refused_before_importing(tmp_path):
     assert r.returncode == 1 and "notes.md exists and is not a TileInfer package" in r.stderr, r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.md"]  # no notes.md-hf import
     assert notes.read_text() == "my notes\n"
+
+
+def test_an_hf_dir_that_is_a_file_is_named_by_this_tool_s_flag(tmp_path):
+    notes = tmp_path / "notes.md"
+    notes.write_text("x")
+    r = run_tool(f"--out={tmp_path / 's.tpkg'}", f"--hf_dir={notes}", "--target=rtx3050")
+    assert r.returncode == 1 and "exists and is not a directory: give another --hf_dir" in r.stderr, r.stderr
+    assert "--hf_out" not in r.stderr and notes.read_text() == "x"
