@@ -154,8 +154,8 @@ Status Engine::Generate(const Request& request, const TokenCallback& on_token, R
   }
   if (impl_->busy.exchange(true)) {
     return Status::Error("this engine is already generating: it serves one request at a time (an "
-                         "on_token callback must not call Generate, generate in Python, on its own engine; threads need an "
-                         "engine each, or must take turns)");
+                         "on_token callback must not call Generate (generate in Python) on its own "
+                         "engine; threads need an engine each, or must take turns)");
   }
   struct Release {
     std::atomic<bool>& busy;

@@ -112,7 +112,6 @@ size_t InvalidUtf8At(const std::string& text) {
   return std::string::npos;
 }
 
-
 Tokenizer::Tokenizer() : patterns_(std::make_unique<Patterns>()) {}
 Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
 Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;

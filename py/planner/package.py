@@ -232,10 +232,15 @@ def remove_stale_temporaries(path: str) -> None:
         return  # the write itself will say why the directory is unusable
     for name in sorted(names):
         pid_text = name[len(prefix):]
-        if not name.startswith(prefix) or not pid_text.isdigit() or int(pid_text) == os.getpid():
+        if not name.startswith(prefix) or not (pid_text.isascii() and pid_text.isdigit()):
+            continue
+        if int(pid_text) == os.getpid():
             continue
         full = os.path.join(directory, name)
-        if not stat.S_ISREG(os.lstat(full).st_mode):
+        try:
+            if not stat.S_ISREG(os.lstat(full).st_mode):
+                continue
+        except OSError:  # gone since the listing (its planner finished meanwhile)
             continue
         if _process_runs(int(pid_text)):
             logging.warning("%s: a temporary package file of process %s, which still runs (another "

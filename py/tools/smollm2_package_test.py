@@ -3,10 +3,10 @@ ignore are refused, errors are one line. An existing intact import of the instal
 --hf_dir is planned as it is, so a tiny checkpoint with that GGUF's provenance (and its own
 files' SHA-256s, as gguf_import records them) stands in for the imported SmolLM2 (the GGUF is
 only hashed here, not imported); another folder, or an import changed since, is refused."""
-import shutil
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
