@@ -100,6 +100,7 @@ GenerateOptions OptionsOf(const Request& request) {
   options.max_new_tokens = request.max_new_tokens;
   options.stop_at_eos = request.stop_at_eos;
   options.sampling = SamplingOptions{request.temperature, request.top_k, request.top_p, request.seed};
+  options.reuse_kv_cache = request.reuse_kv_cache;
   return options;
 }
 
@@ -193,6 +194,7 @@ Status Engine::Generate(const Request& request, const TokenCallback& on_token, R
                              " token(s); the engine serves the next one)");
     }
     result->tokens = r.tokens;
+    result->prompt_reused = r.prompt_reused;
     if (r.stopped_at_eos && !r.tokens.empty()) {
       result->text = TextOf(*impl_->tokenizer, {r.tokens.begin(), r.tokens.end() - 1});
     }

@@ -57,10 +57,16 @@ struct Request {
   int top_k = 0;                // 0: all ids
   float top_p = 1.0f;           // 1: all ids
   uint64_t seed = 0;            // same seed, package and prompt: same tokens
+  // Keep the K/V cache rows that the engine's last request left for the prompt's leading
+  // tokens, and run only the rest of the prompt (a chat's next turn runs only that turn). The
+  // tokens are the same either way (bit-identical logits); false runs every position, e.g. to
+  // time a whole prompt.
+  bool reuse_kv_cache = true;
 };
 
 struct Result {
   std::vector<int> prompt_ids;  // the prompt as the model saw it
+  int prompt_reused = 0;        // its leading tokens whose K/V rows were kept (reuse_kv_cache)
   std::vector<int> tokens;      // new tokens (the stop token included when one ended it)
   std::string text;             // their text, without a final stop token's
   bool stopped = false;         // ended by a stop token or the stop text
@@ -84,8 +90,9 @@ class Engine {
   // returned: the engine's memory goes, as with any C++ object in use).
   ~Engine();
 
-  // One request from position 0. `on_token` may be empty. The engine serves the next
-  // request after an error. One request at a time: a Generate while another runs on the same
+  // One request: from position 0, or from the first prompt token whose K/V rows the last
+  // request did not leave (Request::reuse_kv_cache). `on_token` may be empty. The engine serves
+  // the next request after an error (which then starts from position 0). One request at a time: a Generate while another runs on the same
   // engine (another thread's, or one from inside `on_token`) returns an error at once, as does
   // a Generate in another process than the one that opened the engine (a fork()ed child: the
   // CPU executor's threads and the GPU context do not survive fork); such a refused call

@@ -1,6 +1,6 @@
 // The public API's contract on a golden package, on the CPU: an exception from on_token is the
 // request's error (never an exception out of Generate), and a refused Generate leaves the
-// caller's Result as it was.
+// caller's Result as it was; a request keeps the K/V rows it shares with the last one.
 #include "host/api.h"
 
 #include <stdexcept>
@@ -51,6 +51,26 @@ TEST(ApiTest, AnExceptionFromOnTokenIsTheRequestsError) {
   ASSERT_TRUE(OpenGolden()->Generate(Ids(), nullptr, &fresh).ok());
   EXPECT_EQ(again.tokens, fresh.tokens);
   EXPECT_EQ(again.tokens.size(), 6u);
+}
+
+TEST(ApiTest, ARequestKeepsTheKvRowsItSharesWithTheLastOne) {
+  std::unique_ptr<api::Engine> engine = OpenGolden();
+  api::Result first, next, fresh;
+  ASSERT_TRUE(engine->Generate(Ids(), nullptr, &first).ok());
+  EXPECT_EQ(first.prompt_reused, 0);
+  // The prompt and the tokens so far, then one more: every row but the last token's is kept.
+  api::Request more = Ids();
+  more.prompt_ids.insert(more.prompt_ids.end(), first.tokens.begin(), first.tokens.end());
+  more.prompt_ids.push_back(7);
+  ASSERT_TRUE(engine->Generate(more, nullptr, &next).ok());
+  EXPECT_EQ(next.prompt_reused, 3 + 6 - 1);
+  more.reuse_kv_cache = false;
+  ASSERT_TRUE(OpenGolden()->Generate(more, nullptr, &fresh).ok());
+  EXPECT_EQ(fresh.prompt_reused, 0);
+  EXPECT_EQ(next.tokens, fresh.tokens);
+  ASSERT_TRUE(engine->Generate(more, nullptr, &next).ok());  // asked not to: every position runs
+  EXPECT_EQ(next.prompt_reused, 0);
+  EXPECT_EQ(next.tokens, fresh.tokens);
 }
 
 TEST(ApiTest, ChatPromptIdsNeedsAMessage) {

@@ -78,6 +78,18 @@ void KvHistory::Begin(int start, const int* tokens, int n) {
   }
 }
 
+int KvHistory::SharedPrefix(const std::vector<int>& tokens) const {
+  const size_t n = std::min(tokens_.size(), tokens.size());
+  size_t i = 0;
+  while (i < n && tokens_[i] == tokens[i]) ++i;
+  return static_cast<int>(i);
+}
+
+int FirstPromptPosition(const KvHistory& kv, const std::vector<int>& prompt, const GenerateOptions& options) {
+  if (!options.reuse_kv_cache || prompt.empty()) return 0;
+  return std::min(kv.SharedPrefix(prompt), static_cast<int>(prompt.size()) - 1);
+}
+
 void KvHistory::Done(int start, const int* tokens, int n) {
   if (start > held()) throw Error("KvHistory::Done: position " + std::to_string(start) + " was not begun");
   for (int i = 0; i < n; ++i) {
@@ -123,13 +135,17 @@ void CheckGenerateRequest(const Package& pkg, const std::vector<int>& prompt, co
 }
 
 GenerateResult GenerateBySteps(Executor& exec, const Package& pkg, const std::vector<int>& prompt,
-                              const GenerateOptions& options) {
+                              const GenerateOptions& options, int first_pos) {
   CheckGenerateRequest(pkg, prompt, options);
+  if (first_pos < 0 || first_pos >= static_cast<int>(prompt.size())) {
+    throw Error("GenerateBySteps: first_pos " + std::to_string(first_pos) + " is outside the prompt");
+  }
   const auto& stops = pkg.stop_token_ids();
   GenerateResult result;
+  result.prompt_reused = first_pos;
   using Clock = std::chrono::steady_clock;
   auto t0 = Clock::now();
-  int pos = 0;
+  int pos = first_pos;
   for (; pos + 1 < static_cast<int>(prompt.size()); ++pos) exec.Step(prompt[pos], pos, false);
   exec.Step(prompt[pos], pos, true);
   auto t1 = Clock::now();

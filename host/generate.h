@@ -14,10 +14,18 @@
 
 namespace tileinfer {
 
+class KvHistory;
+
+// Steps positions first_pos.. of the prompt (first_pos: FirstPromptPosition), then new tokens.
 // Throws Error for an empty prompt, an id outside the vocabulary, a prompt or
 // prompt + max_new_tokens beyond the max context, or a non-finite logit.
 GenerateResult GenerateBySteps(Executor& exec, const Package& pkg, const std::vector<int>& prompt,
-                              const GenerateOptions& options);
+                              const GenerateOptions& options, int first_pos);
+
+// The first prompt position a request must run: 0, or with options.reuse_kv_cache the number of
+// leading prompt tokens whose rows `kv` holds, at most prompt.size() - 1 (the last prompt
+// position runs again for its logits, rewriting its row with the same bits).
+int FirstPromptPosition(const KvHistory& kv, const std::vector<int>& prompt, const GenerateOptions& options);
 
 // "1,2,3" -> {1, 2, 3}; an empty string gives {}. Throws Error naming `what` (e.g. the flag)
 // when an item is not an integer.
@@ -58,6 +66,9 @@ class KvHistory {
   }
   // Positions [0, held()) hold rows of the current sequence.
   int held() const { return static_cast<int>(tokens_.size()); }
+  // The number of leading `tokens` whose positions hold rows of those same tokens: a request
+  // for `tokens` may keep those rows (GenerateOptions::reuse_kv_cache).
+  int SharedPrefix(const std::vector<int>& tokens) const;
 
  private:
   std::vector<int> tokens_;  // tokens_[p]: the token whose K/V row position p holds

@@ -228,6 +228,30 @@ bool CheckStreaming(GpuExecutor& gpu, const std::vector<int>& prompt) {
   return streamed && cancelled;
 }
 
+// K/V rows kept across requests (GenerateOptions::reuse_kv_cache): a request whose prompt
+// continues the last request's prompt and tokens runs only its new part, and gives the tokens
+// and final logits, bit for bit, of the same request run from position 0. Needs a max context of
+// 2 * (prompt + max_new_tokens).
+bool CheckKvReuse(GpuExecutor& gpu, const std::vector<int>& prompt, GenerateOptions gen) {
+  gen.reuse_kv_cache = false;
+  const GenerateResult first = gpu.Generate(prompt, gen);
+  std::vector<int> next = prompt;
+  next.insert(next.end(), first.tokens.begin(), first.tokens.end());  // the last token never ran
+  next.insert(next.end(), prompt.begin(), prompt.end());  // a new turn's tokens
+  const int held = static_cast<int>(prompt.size() + first.tokens.size()) - 1;
+  const GenerateResult want = gpu.Generate(next, gen);  // from position 0
+  const std::vector<float> want_logits = gpu.Logits();
+  gpu.Generate(prompt, gen);  // the rows of prompt + first.tokens again
+  gen.reuse_kv_cache = true;
+  const GenerateResult got = gpu.Generate(next, gen);
+  const std::vector<float> got_logits = gpu.Logits();
+  const bool ok = got.prompt_reused == held && got.tokens == want.tokens &&
+                  std::memcmp(got_logits.data(), want_logits.data(), got_logits.size() * 4) == 0;
+  std::printf("K/V reuse: a %zu-token prompt kept %d rows (want %d); tokens and last logits %s\n", next.size(),
+              got.prompt_reused, held, ok ? "bit-identical to a run from position 0" : "FAIL: differ");
+  return ok;
+}
+
 // Out of memory at load: a clear message with the bytes needed and free; after the memory is
 // back the same process loads and runs the package.
 bool CheckOutOfMemory(const Package& pkg, int token) {
@@ -451,6 +475,12 @@ int Run() {
     ok &= sampled_same;
     if (FLAGS_stream_checks && pkg->plan().max_context >= static_cast<int>(base_prompt.size()) + kMaxStepsPerLaunch + 1) {
       ok &= CheckStreaming(gpu, base_prompt);
+    }
+    if (pkg->plan().max_context >= 2 * (static_cast<int>(base_prompt.size()) + FLAGS_tokens)) {
+      ok &= CheckKvReuse(gpu, base_prompt, gen);
+    } else {
+      std::printf("K/V reuse: not checked: max context %d < 2 x (prompt %zu + --tokens %d)\n",
+                  pkg->plan().max_context, base_prompt.size(), FLAGS_tokens);
     }
   }
   if (pkg->plan().max_context >= 8 && pkg->model().vocab >= 2) {

@@ -387,11 +387,24 @@ std::vector<float> GpuExecutor::Logits() {
 }
 
 GenerateResult GpuExecutor::Generate(const std::vector<int>& prompt, const GenerateOptions& options) {
+  try {
+    return GenerateFrom(prompt, options, FirstPromptPosition(kv_, prompt, options));
+  } catch (...) {
+    // A non-finite logit leaves the worker's residual_invalid set until a launch at position 0,
+    // and it may come from a position the next prompt shares: that request starts from 0.
+    kv_.DropFrom(0);
+    throw;
+  }
+}
+
+GenerateResult GpuExecutor::GenerateFrom(const std::vector<int>& prompt, const GenerateOptions& options,
+                                         int first_pos) {
   CheckGenerateRequest(pkg_, prompt, options);
   GenerateResult result;
+  result.prompt_reused = first_pos;
   const int n_stop = options.stop_at_eos ? static_cast<int>(pkg_.stop_token_ids().size()) : 0;
-  size_t next_prompt = 0;
-  int pos = 0;
+  size_t next_prompt = first_pos;
+  int pos = first_pos;
   bool first_token_pending = true;
   bool go_on = true;
   // Tokens reach the caller as the worker records them, not when its launch ends.

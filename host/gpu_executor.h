@@ -97,6 +97,9 @@ class GpuExecutor : public Executor {
   // is delivered. Returns the status word and sets *recorded to the number of tokens the
   // worker chose.
   int32_t Run(const Launch& launch, const std::function<bool(int32_t)>& deliver, int* recorded);
+  // Generate's launches from prompt position first_pos (0 <= first_pos < prompt.size(); the rows
+  // before it are kept).
+  GenerateResult GenerateFrom(const std::vector<int>& prompt, const GenerateOptions& options, int first_pos);
   void* Alloc(size_t bytes, const char* what);
   void* AllocMapped(size_t bytes, void** device_ptr);
   size_t TraceEventCount() const;  // one per task list entry, then one per worker and wave

@@ -89,6 +89,25 @@ TEST(KvHistory, DropFromAndDoneOfPartOfARun) {
   EXPECT_THROW(kv.Done(6, ran.data(), 1), Error);
 }
 
+TEST(KvHistory, SharedPrefixAndTheFirstPromptPositionOfARequest) {
+  KvHistory kv;
+  GenerateOptions reuse;
+  reuse.reuse_kv_cache = true;
+  EXPECT_EQ(kv.SharedPrefix({5, 6}), 0);
+  EXPECT_EQ(FirstPromptPosition(kv, {5, 6}, reuse), 0);
+  RunAt(kv, 0, {5, 6, 7, 8});
+  EXPECT_EQ(kv.SharedPrefix({5, 6, 7, 8, 9, 10}), 4);  // a chat's next turn: every row kept
+  EXPECT_EQ(FirstPromptPosition(kv, {5, 6, 7, 8, 9, 10}, reuse), 4);
+  EXPECT_EQ(kv.SharedPrefix({5, 6, 1, 8}), 2);          // rows after a changed token are not shared
+  EXPECT_EQ(FirstPromptPosition(kv, {5, 6, 1, 8}, reuse), 2);
+  EXPECT_EQ(kv.SharedPrefix({5, 6}), 2);
+  // The same prompt again, or a shorter one: its last position runs again for its logits.
+  EXPECT_EQ(FirstPromptPosition(kv, {5, 6, 7, 8}, reuse), 3);
+  EXPECT_EQ(FirstPromptPosition(kv, {5, 6}, reuse), 1);
+  EXPECT_EQ(kv.SharedPrefix({9, 6, 7}), 0);
+  EXPECT_EQ(FirstPromptPosition(kv, {5, 6, 7, 8, 9}, GenerateOptions{}), 0);  // reuse is asked for
+}
+
 // FedTokens against cuda/worker.cu's step loop: forced tokens first, then each step takes the
 // token the step before it chose.
 TEST(FedTokens, PromptGenerationAndStepLaunches) {

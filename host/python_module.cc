@@ -227,7 +227,7 @@ class PyEngine {
   py::dict Generate(const OptionalStr& prompt, const OptionalIds& prompt_ids, const OptionalChat& chat,
                     const IntArg& max_new_tokens, double temperature, const IntArg& top_k, double top_p,
                     const IntArg& seed, const StrArg& stop, const BoolArg& stop_at_eos,
-                    const OptionalOnToken& on_token) {
+                    const BoolArg& reuse_kv_cache, const OptionalOnToken& on_token) {
     api::Request r;
     if (!prompt.is_none()) r.prompt = StrictStr(prompt, "prompt");
     if (!prompt_ids.is_none()) r.prompt_ids = StrictIds(prompt_ids, "prompt_ids");
@@ -249,6 +249,7 @@ class PyEngine {
     r.seed = StrictInt<uint64_t>(seed, "seed");
     r.stop = StrictStr(stop, "stop");
     r.stop_at_eos = StrictBool(stop_at_eos, "stop_at_eos");
+    r.reuse_kv_cache = StrictBool(reuse_kv_cache, "reuse_kv_cache");
     api::TokenCallback callback;
     std::exception_ptr callback_error;  // what on_token raised: it stops the request, then re-raised as it is
     if (!on_token.is_none()) {
@@ -288,6 +289,7 @@ class PyEngine {
     Check(status);
     py::dict d;
     d["prompt_ids"] = result.prompt_ids;
+    d["prompt_reused"] = result.prompt_reused;
     d["tokens"] = result.tokens;
     d["text"] = py::bytes(result.text).attr("decode")("utf-8", "replace");
     d["stopped"] = result.stopped;
@@ -374,10 +376,13 @@ PYBIND11_MODULE(_tileinfer, m) {
            py::arg("prompt_ids") = py::none(), py::arg("chat") = py::none(),
            py::arg("max_new_tokens") = py::int_(32), py::arg("temperature") = 0.0, py::arg("top_k") = py::int_(0),
            py::arg("top_p") = 1.0, py::arg("seed") = py::int_(0), py::arg("stop") = py::str(""),
-           py::arg("stop_at_eos") = py::bool_(true), py::arg("on_token") = py::none(),
+           py::arg("stop_at_eos") = py::bool_(true), py::arg("reuse_kv_cache") = py::bool_(true),
+           py::arg("on_token") = py::none(),
            "Generates from exactly one of prompt (text), prompt_ids or chat (a list of {'role', "
            "'content'} dicts). on_token(id, piece_bytes) is called as tokens are chosen; returning "
-           "False stops. Returns a dict: prompt_ids, tokens, text, stopped, prompt_ms, decode_ms.")
+           "False stops. reuse_kv_cache keeps the K/V rows the last request left for the prompt's "
+           "leading tokens (same tokens, less prompt time). Returns a dict: prompt_ids, prompt_reused "
+           "(leading prompt tokens not run again), tokens, text, stopped, prompt_ms, decode_ms.")
       .def("encode", &PyEngine::Encode, py::arg("text"), "Ids of text (special tokens parsed; no BOS).")
       .def("decode", &PyEngine::Decode, py::arg("ids"), "Text of token ids.")
       .def_property_readonly("executor_name", &PyEngine::executor_name)

@@ -65,6 +65,56 @@ def test_chat_renders_the_model_template_with_a_system_message_anywhere(smol, sm
         assert got == want, (chat, smol.decode(got), smol.decode(want))
 
 
+def test_a_request_keeps_the_kv_rows_its_prompt_shares_with_the_last_one(smol_pkg):
+    """reuse_kv_cache (the default) runs only the prompt tokens whose K/V rows the engine's last
+    request did not leave: a chat's next turn runs only that turn. The tokens are those of an
+    engine that runs every position (a row depends only on the tokens up to it)."""
+    engine = _tileinfer.Engine(smol_pkg, device="cpu", cpu_threads=2)
+    fresh = _tileinfer.Engine(smol_pkg, device="cpu", cpu_threads=2)
+    chat = [{"role": "user", "content": "What is the capital of France?"}]
+    r1 = engine.generate(chat=chat, max_new_tokens=12)
+    assert r1["prompt_reused"] == 0 and r1["stopped"]  # a new engine holds no rows
+    chat += [{"role": "assistant", "content": r1["text"]}, {"role": "user", "content": "And of Italy?"}]
+    r2 = engine.generate(chat=chat, max_new_tokens=12)
+    held = r1["prompt_ids"] + r1["tokens"][:-1]  # the last new token (<|im_end|>) never ran
+    assert r2["prompt_reused"] == len(held) and r2["prompt_ids"][:len(held)] == held
+    want = fresh.generate(chat=chat, max_new_tokens=12, reuse_kv_cache=False)
+    assert want["prompt_reused"] == 0 and want["prompt_ids"] == r2["prompt_ids"]
+    assert r2["tokens"] == want["tokens"] and "Rome" in want["text"]
+    # The same prompt again: only its last position runs (for its logits).
+    again = engine.generate(chat=chat, max_new_tokens=12)
+    assert again["prompt_reused"] == len(r2["prompt_ids"]) - 1 and again["tokens"] == want["tokens"]
+    assert engine.generate(chat=chat, max_new_tokens=12, reuse_kv_cache=False)["prompt_reused"] == 0
+    # A prompt that leaves the last one mid-way keeps the rows before the first other token only.
+    france, spain = engine.encode("The capital of France is"), engine.encode("The capital of Spain is")
+    first_other = next(i for i, (a, b) in enumerate(zip(france, spain)) if a != b)
+    assert first_other > 0
+    for ids in (france, spain):
+        r = engine.generate(prompt_ids=ids, max_new_tokens=6, stop_at_eos=False)
+        assert r["tokens"] == fresh.generate(prompt_ids=ids, max_new_tokens=6, stop_at_eos=False,
+                                             reuse_kv_cache=False)["tokens"]
+    assert r["prompt_reused"] == first_other  # Spain's prompt after France's
+
+
+def test_after_an_error_the_next_request_runs_every_position(tmp_path):
+    """A residual out of the FIXED64 range (token 2's embedding row) makes the request's later
+    logits non-finite until position 0 runs again: a next request that shares the failed one's
+    first token must run it again rather than keep its row."""
+    ckpt = tmp_path / "big"
+    tiny_models.write_tiny_checkpoint(ckpt, hidden=64, ffn=96, layers=1, heads=4, kv_heads=2,
+                                      vocab=60, tied=False, seed=4)
+    tiny_models.poison_row(ckpt, "model.embed_tokens.weight", 2, value=4.0e6)  # finite, > 2^21
+    pkg = tmp_path / "big.tpkg"
+    planner_main.build_package(str(ckpt), "h200", str(pkg), 16, progress=False)
+    engine = _tileinfer.Engine(str(pkg), device="cpu", cpu_threads=2)
+    with pytest.raises(RuntimeError, match="non-finite logit at position 2"):
+        engine.generate(prompt_ids=[1, 2, 3], max_new_tokens=4, stop_at_eos=False)
+    r = engine.generate(prompt_ids=[1, 5, 6], max_new_tokens=1, stop_at_eos=False)
+    assert r["prompt_reused"] == 0 and 0 <= r["tokens"][0] < 60
+    # Without an error in between, the same pair of requests keeps the shared row.
+    assert engine.generate(prompt_ids=[1, 5, 7], max_new_tokens=1, stop_at_eos=False)["prompt_reused"] == 2
+
+
 def test_text_prompt_equals_ids_prompt(smol):
     text = "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n"
     ids = [1, 4093, 198, 1780, 314, 260, 3575, 282, 4649, 47, 2, 198, 1, 520, 9531, 198]
@@ -377,6 +427,7 @@ def test_signatures_name_the_types():
     init, generate = _tileinfer.Engine.__init__.__doc__, _tileinfer.Engine.generate.__doc__
     assert "check_target: bool = True" in init, init
     for needle in ("prompt: str | None", "chat: list[dict[str, str]] | None", "stop_at_eos: bool = True",
+                   "reuse_kv_cache: bool = True",
                    "on_token: collections.abc.Callable[", "bool | None] | None = None"):
         assert needle in generate, (needle, generate)
 
