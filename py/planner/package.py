@@ -27,6 +27,7 @@ import numpy as np
 import tqdm
 
 from planner import format_spec as spec
+from planner import paths
 from planner import plan as plan_lib
 from planner import weights as weights_lib
 from planner.model_config import LlamaConfig
@@ -207,16 +208,6 @@ def _json_bytes(obj) -> bytes:
                       allow_nan=False).encode("utf-8")
 
 
-def _process_runs(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
-
-
 def remove_stale_temporaries(path: str) -> None:
     """Removes the `<path>.tmp-<pid>` files (write_package's temporary file) whose process no
     longer runs: a planner killed by a signal it cannot catch (SIGKILL, the OOM killer) leaves
@@ -225,33 +216,22 @@ def remove_stale_temporaries(path: str) -> None:
     A file that cannot be removed is logged, not raised: writing the package does not need it.
     """
     directory, base = os.path.split(os.path.abspath(path))
-    prefix = base + ".tmp-"
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return  # the write itself will say why the directory is unusable
-    for name in sorted(names):
-        pid_text = name[len(prefix):]
-        if not name.startswith(prefix) or not (pid_text.isascii() and pid_text.isdigit()):
-            continue
-        if int(pid_text) == os.getpid():
-            continue
-        full = os.path.join(directory, name)
+    for full, pid, runs in paths.temporaries(directory, base + ".tmp-"):
         try:
             if not stat.S_ISREG(os.lstat(full).st_mode):
                 continue
         except OSError:  # gone since the listing (its planner finished meanwhile)
             continue
-        if _process_runs(int(pid_text)):
-            logging.warning("%s: a temporary package file of process %s, which still runs (another "
-                            "planner writing %s?); left as it is", full, pid_text, path)
+        if runs:
+            logging.warning("%s: a temporary package file of process %d, which still runs (another "
+                            "planner writing %s?); left as it is", full, pid, path)
             continue
         try:
             os.remove(full)
-            logging.warning("removed %s, a temporary package file that process %s left when it ended "
-                            "without cleaning up (killed?)", full, pid_text)
+            logging.warning("removed %s, a temporary package file that process %d left when it ended "
+                            "without cleaning up (killed?)", full, pid)
         except OSError as e:
-            logging.warning("cannot remove %s, left by process %s: %s", full, pid_text, e.strerror)
+            logging.warning("cannot remove %s, left by process %d: %s", full, pid, e.strerror)
 
 
 def check_out_path(path: str) -> None:

@@ -389,6 +389,28 @@ def content_hashes(out_dir: pathlib.Path) -> dict[str, str]:
     return {name: file_sha256(out_dir / name) for name in OUTPUT_FILES if name != "import_provenance.json"}
 
 
+def _remove_stale_temporaries(out_dir: pathlib.Path) -> None:
+    """Removes the hidden directories that an import into out_dir killed by SIGKILL (the OOM
+    killer) left beside it: .NAME.tmp-PID-* (a half-written import, as large as the model) and
+    .NAME.old-PID-* (an earlier import moved aside for overwrite, which this import replaces),
+    once no process PID runs; one whose process runs stays. Each is logged; one that cannot be
+    removed too, and the import goes on."""
+    for prefix in (f".{out_dir.name}.tmp-", f".{out_dir.name}.old-"):
+        for path, pid, runs in paths.temporaries(str(out_dir.parent), prefix):
+            if not os.path.isdir(path) or os.path.islink(path):
+                continue
+            if runs:
+                logging.warning("%s: left by process %d, which still runs (another import into %s?); "
+                                "left as it is", path, pid, out_dir)
+                continue
+            try:
+                shutil.rmtree(path)
+                logging.warning("removed %s, which process %d left when it ended without cleaning up "
+                                "(killed?)", path, pid)
+            except OSError as e:
+                logging.warning("cannot remove %s, left by process %d: %s", path, pid, e.strerror)
+
+
 def _check_out_dir(gguf_path: pathlib.Path, out_dir: pathlib.Path, overwrite: bool) -> None:
     """Refuses an output directory that exists (unless `overwrite` and it is an earlier
     import: OUTPUT_FILES only, with import_provenance.json), that holds the GGUF itself, or
@@ -517,7 +539,9 @@ def import_gguf(gguf_path: str | os.PathLike, out_dir: str | os.PathLike,
     }
 
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = pathlib.Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
+    _remove_stale_temporaries(out_dir)
+    # The PID in the names tells a later import which ones a killed import left.
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-{os.getpid()}-", dir=out_dir.parent))
     old = None  # with overwrite: the earlier import, moved aside while the new one goes in
     try:
         umask = os.umask(0)
@@ -540,7 +564,7 @@ def import_gguf(gguf_path: str | os.PathLike, out_dir: str | os.PathLike,
         for f in tmp.iterdir():
             os.chmod(f, 0o666 & ~umask)
         if out_dir.exists():  # overwrite: move the old one aside, then swap in the new one
-            old = pathlib.Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
+            old = pathlib.Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-{os.getpid()}-", dir=out_dir.parent))
             os.rename(out_dir, old / "d")
             os.rename(tmp, out_dir)
             shutil.rmtree(old)

@@ -2,9 +2,11 @@
 tensor type, refusals, and the real SmolLM2-135M-Instruct GGUF end to end."""
 
 import json
+import logging
 import math
 import os
 import pathlib
+import subprocess
 import sys
 import time
 
@@ -232,6 +234,26 @@ def test_refusals(tmp_path, kwargs, needle):
     with pytest.raises(GGUFImportError, match=needle):
         import_gguf(tmp_path / "m.gguf", tmp_path / "hf")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.gguf"]  # nothing left behind
+
+
+def test_directories_that_killed_imports_left_are_removed(tmp_path, caplog):
+    """An import killed by SIGKILL leaves .hf.tmp-PID-* (half written) or .hf.old-PID-* (the
+    earlier import moved aside for overwrite): the next import into hf removes those whose
+    process no longer runs, and leaves one whose process runs and other outputs' ones."""
+    write_synthetic_gguf(tmp_path / "m.gguf")
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    stale = [tmp_path / f".hf.tmp-{ended.pid}-a1", tmp_path / f".hf.old-{ended.pid}-b2" / "d"]
+    running = tmp_path / f".hf.tmp-{os.getppid()}-c3"
+    other = tmp_path / f".hf2.tmp-{ended.pid}-d4"  # another output's: not this import's business
+    for d in (*stale, running, other):
+        d.mkdir(parents=True)
+        (d / "model.safetensors").write_bytes(b"half a model")
+    with caplog.at_level(logging.WARNING):
+        import_gguf(tmp_path / "m.gguf", tmp_path / "hf")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["hf", "m.gguf", running.name, other.name])
+    assert f"removed {stale[0]}" in caplog.text and f"removed {stale[1].parent}" in caplog.text
+    assert f"{running}: left by process {os.getppid()}, which still runs" in caplog.text
 
 
 def test_atomic_output(tmp_path, monkeypatch):
