@@ -204,9 +204,7 @@ def test_residual_out_of_fixed_point_range_stops_the_request(tmp_path):
     exactly: the request must stop with the non-finite error rather than run on a clamped
     value, and a new request (position 0) must run again."""
     ckpt = tmp_path / "big"
-    tiny_models.write_tiny_checkpoint(ckpt, hidden=64, ffn=96, layers=1, heads=4, kv_heads=2,
-                                      vocab=60, tied=False, seed=4)
-    tiny_models.poison_row(ckpt, "model.embed_tokens.weight", 2, value=4.0e6)  # finite, > 2^21
+    tiny_models.write_residual_overflow_checkpoint(ckpt)
     pkg = tmp_path / "big.tpkg"
     planner_main.build_package(str(ckpt), "h200", str(pkg), 16, progress=False)
     session = _tileinfer.CpuSession(str(pkg), threads=2)

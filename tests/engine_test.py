@@ -101,9 +101,7 @@ def test_after_an_error_the_next_request_runs_every_position(tmp_path):
     logits non-finite until position 0 runs again: a next request that shares the failed one's
     first token must run it again rather than keep its row."""
     ckpt = tmp_path / "big"
-    tiny_models.write_tiny_checkpoint(ckpt, hidden=64, ffn=96, layers=1, heads=4, kv_heads=2,
-                                      vocab=60, tied=False, seed=4)
-    tiny_models.poison_row(ckpt, "model.embed_tokens.weight", 2, value=4.0e6)  # finite, > 2^21
+    tiny_models.write_residual_overflow_checkpoint(ckpt)
     pkg = tmp_path / "big.tpkg"
     planner_main.build_package(str(ckpt), "h200", str(pkg), 16, progress=False)
     engine = _tileinfer.Engine(str(pkg), device="cpu", cpu_threads=2)

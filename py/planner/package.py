@@ -216,22 +216,8 @@ def remove_stale_temporaries(path: str) -> None:
     A file that cannot be removed is logged, not raised: writing the package does not need it.
     """
     directory, base = os.path.split(os.path.abspath(path))
-    for full, pid, runs in paths.temporaries(directory, base + ".tmp-"):
-        try:
-            if not stat.S_ISREG(os.lstat(full).st_mode):
-                continue
-        except OSError:  # gone since the listing (its planner finished meanwhile)
-            continue
-        if runs:
-            logging.warning("%s: a temporary package file of process %d, which still runs (another "
-                            "planner writing %s?); left as it is", full, pid, path)
-            continue
-        try:
-            os.remove(full)
-            logging.warning("removed %s, a temporary package file that process %d left when it ended "
-                            "without cleaning up (killed?)", full, pid)
-        except OSError as e:
-            logging.warning("cannot remove %s, left by process %d: %s", full, pid, e.strerror)
+    paths.remove_dead_temporaries(directory, base + ".tmp-", directories=False, what="a temporary package file",
+                                  output=path)
 
 
 def check_out_path(path: str) -> None:

@@ -1,6 +1,10 @@
 """Paths given on the command line of a `bazel run` tool, and the temporaries the tools write
 beside their outputs."""
 import os
+import shutil
+import stat
+
+from absl import logging
 
 
 def from_invocation_dir(path: str) -> str:
@@ -43,3 +47,31 @@ def temporaries(directory: str, prefix: str) -> list[tuple[str, int, bool]]:
             continue
         found.append((os.path.join(directory, name), int(pid_text), process_runs(int(pid_text))))
     return found
+
+
+def remove_dead_temporaries(directory: str, prefix: str, *, directories: bool, what: str, output: str) -> None:
+    """Removes the temporaries(directory, prefix) whose process no longer runs: regular files, or
+    with `directories` directories and all they hold (other entries, links among them, stay).
+    Logs each removal, and each one whose process runs (another run writing `output`, or a
+    reused PID), which stays; `what` names them in the log ("a temporary package file"). One
+    that cannot be removed is logged, not raised: the tool's own write does not need it."""
+    for path, pid, runs in temporaries(directory, prefix):
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:  # gone since the listing (its run finished meanwhile)
+            continue
+        if not (stat.S_ISDIR(mode) if directories else stat.S_ISREG(mode)):
+            continue
+        if runs:
+            logging.warning("%s: %s of process %d, which still runs (another run writing %s?); left as it is",
+                            path, what, pid, output)
+            continue
+        try:
+            if directories:
+                shutil.rmtree(path)
+            else:
+                os.remove(path)
+            logging.warning("removed %s, %s that process %d left when it ended without cleaning up (killed?)",
+                            path, what, pid)
+        except OSError as e:
+            logging.warning("cannot remove %s, left by process %d: %s", path, pid, e.strerror)

@@ -396,19 +396,8 @@ def _remove_stale_temporaries(out_dir: pathlib.Path) -> None:
     once no process PID runs; one whose process runs stays. Each is logged; one that cannot be
     removed too, and the import goes on."""
     for prefix in (f".{out_dir.name}.tmp-", f".{out_dir.name}.old-"):
-        for path, pid, runs in paths.temporaries(str(out_dir.parent), prefix):
-            if not os.path.isdir(path) or os.path.islink(path):
-                continue
-            if runs:
-                logging.warning("%s: left by process %d, which still runs (another import into %s?); "
-                                "left as it is", path, pid, out_dir)
-                continue
-            try:
-                shutil.rmtree(path)
-                logging.warning("removed %s, which process %d left when it ended without cleaning up "
-                                "(killed?)", path, pid)
-            except OSError as e:
-                logging.warning("cannot remove %s, left by process %d: %s", path, pid, e.strerror)
+        paths.remove_dead_temporaries(str(out_dir.parent), prefix, directories=True,
+                                      what="an import's temporary directory", output=str(out_dir))
 
 
 def _check_out_dir(gguf_path: pathlib.Path, out_dir: pathlib.Path, overwrite: bool) -> None:

@@ -253,7 +253,7 @@ def test_directories_that_killed_imports_left_are_removed(tmp_path, caplog):
         import_gguf(tmp_path / "m.gguf", tmp_path / "hf")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["hf", "m.gguf", running.name, other.name])
     assert f"removed {stale[0]}" in caplog.text and f"removed {stale[1].parent}" in caplog.text
-    assert f"{running}: left by process {os.getppid()}, which still runs" in caplog.text
+    assert f"{running}: an import's temporary directory of process {os.getppid()}, which still runs" in caplog.text
 
 
 def test_atomic_output(tmp_path, monkeypatch):

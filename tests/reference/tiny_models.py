@@ -213,3 +213,12 @@ def poison_row(directory, tensor: str, row: int, value: float = float("inf")) ->
     tensors = load_file(str(path))
     tensors[tensor][row] = value
     save_file(tensors, str(path), metadata={"format": "pt"})
+
+
+def write_residual_overflow_checkpoint(directory) -> None:
+    """A tiny single-layer checkpoint (vocab 60) whose token 2 embeds to 4e6, finite but beyond
+    the FIXED64 residual's range (format_spec: |v| <= 2^21): a request that feeds token 2 must
+    stop with the non-finite error, at the first logits from that position on."""
+    write_tiny_checkpoint(directory, hidden=64, ffn=96, layers=1, heads=4, kv_heads=2, vocab=60,
+                          tied=False, seed=4)
+    poison_row(directory, "model.embed_tokens.weight", 2, value=4.0e6)
