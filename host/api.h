@@ -91,8 +91,9 @@ class Engine {
   ~Engine();
 
   // One request: from position 0, or from the first prompt token whose K/V rows the last
-  // request did not leave (Request::reuse_kv_cache). `on_token` may be empty. The engine serves
-  // the next request after an error (which then starts from position 0). One request at a time: a Generate while another runs on the same
+  // request did not leave (Request::reuse_kv_cache; after an executor's error, such as a
+  // non-finite logit, from 0). `on_token` may be empty. The engine serves the next request
+  // after an error. One request at a time: a Generate while another runs on the same
   // engine (another thread's, or one from inside `on_token`) returns an error at once, as does
   // a Generate in another process than the one that opened the engine (a fork()ed child: the
   // CPU executor's threads and the GPU context do not survive fork); such a refused call

@@ -76,7 +76,8 @@ void FlushStdout() {
 
 void PrintTimes(const api::Result& r) {
   const int decoded = static_cast<int>(r.tokens.size()) - 1;
-  const std::string reused = r.prompt_reused > 0 ? " (" + std::to_string(r.prompt_reused) + " kept in the K/V cache)" : "";
+  const std::string reused =
+      r.prompt_reused > 0 ? " (" + std::to_string(r.prompt_reused) + " kept in the K/V cache)" : "";
   std::printf("prompt: %zu tokens%s in %.1f ms; decode: %d tokens in %.1f ms (%.2f ms/token, %.1f tokens/s)%s\n",
               r.prompt_ids.size(), reused.c_str(), r.prompt_ms, decoded, r.decode_ms,
               decoded > 0 ? r.decode_ms / decoded : 0.0, decoded > 0 ? 1000.0 * decoded / r.decode_ms : 0.0,
