@@ -194,14 +194,8 @@ int32_t CpuExecutor::Select() {
 }
 
 GenerateResult CpuExecutor::Generate(const std::vector<int>& prompt, const GenerateOptions& options) {
-  try {
-    return GenerateBySteps(*this, pkg_, prompt, options, FirstPromptPosition(kv_, prompt, options));
-  } catch (...) {
-    // A non-finite logit leaves residual_invalid_ set until position 0 runs again, and it may
-    // come from a position the next prompt shares: that request starts from 0.
-    kv_.DropFrom(0);
-    throw;
-  }
+  return GenerateFromKeptRows(kv_, prompt, options,
+                              [&](int first_pos) { return GenerateBySteps(*this, pkg_, prompt, options, first_pos); });
 }
 
 void CpuExecutor::RunTask(const format::TaskRecord& t) {

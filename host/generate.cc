@@ -90,6 +90,16 @@ int FirstPromptPosition(const KvHistory& kv, const std::vector<int>& prompt, con
   return std::min(kv.SharedPrefix(prompt), static_cast<int>(prompt.size()) - 1);
 }
 
+GenerateResult GenerateFromKeptRows(KvHistory& kv, const std::vector<int>& prompt, const GenerateOptions& options,
+                                    const std::function<GenerateResult(int first_pos)>& run) {
+  try {
+    return run(FirstPromptPosition(kv, prompt, options));
+  } catch (...) {
+    kv.DropFrom(0);
+    throw;
+  }
+}
+
 void KvHistory::Done(int start, const int* tokens, int n) {
   if (start > held()) throw Error("KvHistory::Done: position " + std::to_string(start) + " was not begun");
   for (int i = 0; i < n; ++i) {

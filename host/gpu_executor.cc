@@ -387,14 +387,8 @@ std::vector<float> GpuExecutor::Logits() {
 }
 
 GenerateResult GpuExecutor::Generate(const std::vector<int>& prompt, const GenerateOptions& options) {
-  try {
-    return GenerateFrom(prompt, options, FirstPromptPosition(kv_, prompt, options));
-  } catch (...) {
-    // A non-finite logit leaves the worker's residual_invalid set until a launch at position 0,
-    // and it may come from a position the next prompt shares: that request starts from 0.
-    kv_.DropFrom(0);
-    throw;
-  }
+  return GenerateFromKeptRows(kv_, prompt, options,
+                              [&](int first_pos) { return GenerateFrom(prompt, options, first_pos); });
 }
 
 GenerateResult GpuExecutor::GenerateFrom(const std::vector<int>& prompt, const GenerateOptions& options,
