@@ -194,7 +194,7 @@ int32_t CpuExecutor::Select() {
 }
 
 GenerateResult CpuExecutor::Generate(const std::vector<int>& prompt, const GenerateOptions& options) {
-  return GenerateFromKeptRows(kv_, prompt, options,
+  return GenerateFromKeptRows(pkg_, kv_, prompt, options,
                               [&](int first_pos) { return GenerateBySteps(*this, pkg_, prompt, options, first_pos); });
 }
 

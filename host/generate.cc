@@ -90,8 +90,10 @@ int FirstPromptPosition(const KvHistory& kv, const std::vector<int>& prompt, con
   return std::min(kv.SharedPrefix(prompt), static_cast<int>(prompt.size()) - 1);
 }
 
-GenerateResult GenerateFromKeptRows(KvHistory& kv, const std::vector<int>& prompt, const GenerateOptions& options,
+GenerateResult GenerateFromKeptRows(const Package& pkg, KvHistory& kv, const std::vector<int>& prompt,
+                                    const GenerateOptions& options,
                                     const std::function<GenerateResult(int first_pos)>& run) {
+  CheckGenerateRequest(pkg, prompt, options);  // outside the try: a refused request keeps the rows
   try {
     return run(FirstPromptPosition(kv, prompt, options));
   } catch (...) {

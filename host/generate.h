@@ -28,11 +28,14 @@ GenerateResult GenerateBySteps(Executor& exec, const Package& pkg, const std::ve
 // position runs again for its logits, rewriting its row with the same bits).
 int FirstPromptPosition(const KvHistory& kv, const std::vector<int>& prompt, const GenerateOptions& options);
 
-// An executor's Generate around its own loop: returns run(FirstPromptPosition(kv, prompt,
-// options)); after any error it forgets every row of `kv`, so that the next request starts at
-// position 0 (a non-finite logit leaves the executor's out-of-range-residual mark set until
-// position 0 runs, and it may come from a position the next prompt shares). Rethrows the error.
-GenerateResult GenerateFromKeptRows(KvHistory& kv, const std::vector<int>& prompt, const GenerateOptions& options,
+// An executor's Generate around its own loop: first CheckGenerateRequest (a refused request
+// changes nothing, so the rows stay for the next one), then returns run(FirstPromptPosition(kv,
+// prompt, options)); after an error of `run` it forgets every row of `kv`, so that the next
+// request starts at position 0 (a non-finite logit leaves the executor's out-of-range-residual
+// mark set until position 0 runs, and it may come from a position the next prompt shares).
+// Rethrows the error.
+GenerateResult GenerateFromKeptRows(const Package& pkg, KvHistory& kv, const std::vector<int>& prompt,
+                                    const GenerateOptions& options,
                                     const std::function<GenerateResult(int first_pos)>& run);
 
 // "1,2,3" -> {1, 2, 3}; an empty string gives {}. Throws Error naming `what` (e.g. the flag)

@@ -51,6 +51,9 @@ DEFINE_int32(threads, 0, "CPU executor threads.");
 DEFINE_int32(sampling_checks, 120, "Sampled steps whose in-kernel choice must equal the CPU sampler's on the same logits (0: skip).");
 DEFINE_int32(sampler_rows, 0, "Synthetic rows (ties, +-0, flat and peaked, V up to 200,000) on which the worker's sampler must choose what the CPU sampler chooses (0: skip).");
 DEFINE_bool(stream_checks, true, "Check that tokens stream during a launch and that a cancel ends it early.");
+DEFINE_bool(stop_before_nonfinite_check, false, "On a package whose generations reach a non-finite logit "
+            "(tests/gpu/make_models.py's tiny_big), only this check: a request its caller stops at the token "
+            "whose step is non-finite leaves the next request what a run from position 0 gives (GPU and CPU).");
 DEFINE_bool(oom_check, false, "Fill GPU memory, check the out-of-memory message at load, then load again.");
 DEFINE_string(trace_out, "", "Write a worker trace (JSON, per task and barrier timings) of one step at each "
               "--trace_contexts value to FILE_PREFIX_<context>.json.");
@@ -252,6 +255,73 @@ bool CheckKvReuse(GpuExecutor& gpu, const std::vector<int>& prompt, GenerateOpti
   return ok;
 }
 
+// --stop_before_nonfinite_check on `exec`: finds a prompt {a, x} whose greedy generation
+// delivers m >= 2 tokens and then stops at a non-finite logit (the step fed token m; from the
+// second token on the GPU chooses inside a generation launch, which can run on), and a
+// prompt {a, y} whose generation succeeds; then stops the first request at its m-th token (on
+// the GPU the worker still runs the step that token feeds: it reads the cancel word only as a
+// step begins) and checks that the second, which may keep the row of a, gives the tokens and
+// last logits of a run from position 0. False (with a line saying why) otherwise.
+bool CheckStopBeforeNonFinite(Executor& exec, int vocab) {
+  GenerateOptions gen;
+  gen.max_new_tokens = 12;
+  gen.stop_at_eos = false;
+  const int ids = std::min(vocab, 200);
+  // 0: the generation succeeds; 1: it stops at a non-finite logit after two tokens or more (into
+  // *got); 2: other.
+  auto outcome_of = [&](const std::vector<int>& prompt, std::vector<int>* got) {
+    GenerateOptions g = gen;
+    got->clear();
+    g.on_token = [got](int t) { got->push_back(t); return true; };
+    try {
+      exec.Generate(prompt, g);
+      return 0;
+    } catch (const Error& e) {
+      return got->size() >= 2 && std::string(e.what()).find("non-finite") != std::string::npos ? 1 : 2;
+    }
+  };
+  std::vector<int> stop_prompt, ok_prompt, delivered, scratch;
+  for (int a = 0; a < ids && ok_prompt.empty(); ++a) {
+    for (int x = 0; x < ids && stop_prompt.empty(); ++x) {
+      if (outcome_of({a, x}, &delivered) == 1) stop_prompt = {a, x};
+    }
+    for (int y = 0; y < ids && !stop_prompt.empty() && ok_prompt.empty(); ++y) {
+      if (outcome_of({a, y}, &scratch) == 0) ok_prompt = {a, y};
+    }
+    if (ok_prompt.empty()) stop_prompt.clear();
+  }
+  if (ok_prompt.empty()) {
+    std::printf("%s: stop before a non-finite step: FAIL: no prompts {a, x} and {a, y} (ids < %d) of which "
+                "one stops at a non-finite logit after two tokens and one succeeds (use tiny_big)\n",
+                exec.name().c_str(), ids);
+    return false;
+  }
+  gen.reuse_kv_cache = false;
+  const GenerateResult want = exec.Generate(ok_prompt, gen);  // from position 0
+  const std::vector<float> want_logits = exec.Logits();
+  GenerateOptions stopping = gen;
+  const size_t m = delivered.size();
+  size_t seen = 0;
+  stopping.on_token = [&](int) { return ++seen < m; };
+  const GenerateResult stopped = exec.Generate(stop_prompt, stopping);
+  gen.reuse_kv_cache = true;
+  bool ok = stopped.tokens == delivered;
+  std::string outcome;
+  try {
+    const GenerateResult got = exec.Generate(ok_prompt, gen);
+    const std::vector<float> got_logits = exec.Logits();
+    ok &= got.tokens == want.tokens && std::memcmp(got_logits.data(), want_logits.data(), got_logits.size() * 4) == 0;
+    outcome = "kept " + std::to_string(got.prompt_reused) + " rows";
+  } catch (const Error& e) {
+    ok = false;
+    outcome = std::string("error: ") + e.what();
+  }
+  std::printf("%s: stop before a non-finite step (prompt %d,%d stopped at its token %zu; then %d,%d): %s; %s\n",
+              exec.name().c_str(), stop_prompt[0], stop_prompt[1], m, ok_prompt[0], ok_prompt[1], outcome.c_str(),
+              ok ? "tokens and last logits as from position 0" : "FAIL");
+  return ok;
+}
+
 // Out of memory at load: a clear message with the bytes needed and free; after the memory is
 // back the same process loads and runs the package.
 bool CheckOutOfMemory(const Package& pkg, int token) {
@@ -345,6 +415,13 @@ int Run() {
   options.attention_tile_min = FLAGS_attention_tile_min;
   GpuExecutor gpu(*pkg, options);
   std::printf("gpu_check: %s on %s\n", pkg->path().c_str(), gpu.name().c_str());
+  if (FLAGS_stop_before_nonfinite_check) {  // a package whose generations fail: no other check applies
+    bool ok = CheckStopBeforeNonFinite(gpu, pkg->model().vocab);
+    CpuExecutor cpu(*pkg, FLAGS_threads);
+    ok &= CheckStopBeforeNonFinite(cpu, pkg->model().vocab);
+    std::printf("gpu_check: %s\n", ok ? "PASS" : "FAIL");
+    return ok ? 0 : 1;
+  }
   std::vector<int> contexts = ParseIntList(FLAGS_contexts, "--contexts");
   std::sort(contexts.begin(), contexts.end());
   contexts.erase(std::unique(contexts.begin(), contexts.end()), contexts.end());

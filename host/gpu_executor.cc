@@ -387,7 +387,7 @@ std::vector<float> GpuExecutor::Logits() {
 }
 
 GenerateResult GpuExecutor::Generate(const std::vector<int>& prompt, const GenerateOptions& options) {
-  return GenerateFromKeptRows(kv_, prompt, options,
+  return GenerateFromKeptRows(pkg_, kv_, prompt, options,
                               [&](int first_pos) { return GenerateFrom(prompt, options, first_pos); });
 }
 
@@ -427,11 +427,18 @@ GenerateResult GpuExecutor::GenerateFrom(const std::vector<int>& prompt, const G
     const int32_t status = Run(launch, deliver, &recorded);
     (first_token_pending ? result.prompt_ms : result.decode_ms) += last_launch_ms_;
     if (recorded > 0) first_token_pending = false;
-    if (!go_on) break;
     if (status == kStatusNonFinite) {
       // The failing step is the one after the last recorded token: first_logits_step + count.
+      // When the caller stopped at that token, the worker still ran the step it fed (it reads
+      // the cancel word only as a step begins): the request stands, but the out-of-range
+      // mark stays set until position 0 runs, so the next request must start there.
+      if (!go_on) {
+        kv_.DropFrom(0);
+        break;
+      }
       throw NonFiniteLogitError(pos + launch.first_logits_step + recorded);
     }
+    if (!go_on) break;
     if (status == kStatusStopToken) {
       result.stopped_at_eos = true;
       break;

@@ -380,7 +380,7 @@ PYBIND11_MODULE(_tileinfer, m) {
            py::arg("on_token") = py::none(),
            "Generates from exactly one of prompt (text), prompt_ids or chat (a list of {'role', "
            "'content'} dicts). on_token(id, piece_bytes) is called as tokens are chosen; returning "
-           "False stops. reuse_kv_cache keeps the K/V rows the last request left for the prompt's "
+           "False stops. reuse_kv_cache keeps the K/V rows earlier requests left for the prompt's "
            "leading tokens (same tokens, less prompt time). Returns a dict: prompt_ids, prompt_reused "
            "(leading prompt tokens not run again), tokens, text, stopped, prompt_ms, decode_ms.")
       .def("encode", &PyEngine::Encode, py::arg("text"), "Ids of text (special tokens parsed; no BOS).")

@@ -113,6 +113,23 @@ def test_after_an_error_the_next_request_runs_every_position(tmp_path):
     assert engine.generate(prompt_ids=[1, 5, 7], max_new_tokens=1, stop_at_eos=False)["prompt_reused"] == 2
 
 
+def test_a_refused_request_keeps_the_kv_rows(smol):
+    """A request refused before it runs (too long, no new tokens, a bad temperature, an id outside
+    the vocabulary, two prompt kinds) changes nothing: the next request keeps the rows the last
+    one that ran left."""
+    ids = smol.encode("The capital of France is")
+    first = smol.generate(prompt_ids=ids, max_new_tokens=4, stop_at_eos=False)
+    refusals = [dict(max_new_tokens=600), dict(max_new_tokens=0), dict(temperature=-1.0),
+                dict(prompt_ids=ids[:-1] + [10 ** 6]), dict(prompt="x")]
+    for refused in refusals:
+        kwargs = dict(dict(prompt_ids=ids, max_new_tokens=4), **refused)
+        with pytest.raises((RuntimeError, ValueError)):
+            smol.generate(**kwargs)
+        again = smol.generate(prompt_ids=ids, max_new_tokens=4, stop_at_eos=False)
+        assert again["prompt_reused"] == len(ids) - 1, refused  # all but the last, which runs for its logits
+        assert again["tokens"] == first["tokens"]
+
+
 def test_text_prompt_equals_ids_prompt(smol):
     text = "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n"
     ids = [1, 4093, 198, 1780, 314, 260, 3575, 282, 4649, 47, 2, 198, 1, 520, 9531, 198]

@@ -127,7 +127,11 @@ for stage in "$@"; do
           r=$?; echo "$m $dev: exit $r: $(grep -o 'error: .*' "$OUT/nonfinite_${m}_$dev.txt")"
           { [ $r = 1 ] && grep -q "non-finite logit" "$OUT/nonfinite_${m}_$dev.txt"; } || { echo "FAIL"; rc=1; }
         done
-      done ;;
+      done
+      # A request stopped at the token before a non-finite step (the GPU runs that step) leaves the
+      # next request what a run from position 0 gives.
+      $B/gpu_check --package="$W/tiny_big.tpkg" --stop_before_nonfinite_check > "$OUT/nonfinite_stop.txt" 2>&1 || rc=1
+      grep -E "stop before|gpu_check: " "$OUT/nonfinite_stop.txt" ;;
     cpu_long)
       step "GPU vs CPU executor at every context up to 4096 (SmolLM2 shape)"
       python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=smollm2_shape || rc=1
