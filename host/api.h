@@ -59,9 +59,8 @@ struct Request {
   uint64_t seed = 0;            // same seed, package and prompt: same tokens
   // Keep the K/V cache rows that earlier requests left for the prompt's leading tokens (a row
   // stays until a request writes another token at its position), and run only the rest of the
-  // prompt (a chat's next turn runs only that turn). The
-  // tokens are the same either way (bit-identical logits); false runs every position, e.g. to
-  // time a whole prompt.
+  // prompt (a chat's next turn runs only that turn). The tokens are the same either way
+  // (bit-identical logits); false runs every position, e.g. to time a whole prompt.
   bool reuse_kv_cache = true;
 };
 
@@ -93,8 +92,8 @@ class Engine {
 
   // One request: from position 0, or from the first prompt token whose K/V row does not hold
   // it (Request::reuse_kv_cache; a refused request changes no row; after an executor's error,
-  // such as a non-finite logit, from 0). `on_token` may be empty. The engine serves the next request
-  // after an error. One request at a time: a Generate while another runs on the same
+  // such as a non-finite logit, from 0). `on_token` may be empty. The engine serves the next
+  // request after an error. One request at a time: a Generate while another runs on the same
   // engine (another thread's, or one from inside `on_token`) returns an error at once, as does
   // a Generate in another process than the one that opened the engine (a fork()ed child: the
   // CPU executor's threads and the GPU context do not survive fork); such a refused call
