@@ -1,10 +1,10 @@
 """The Python API (host/python_module.cc) on the GPU executor, ON the GPU machine.
 
-Usage (from the repository root; tests/gpu/README.md, item 6):
+Usage (from the repository root; tests/gpu/README.md, item 7):
   PYTHONPATH=.gpu/py:py:. python3 tests/gpu/python_gpu.py --packages=/tmp/tileinfer_models
 
 .gpu/py/host/_tileinfer.so is `bazel build -c opt //host:_tileinfer.so` from here (the GPU
-machine has no Bazel; the module needs the same Python minor version there). The packages are
+machine has no Bazel; the module must be built for its Python minor version). The packages are
 tests/gpu/make_models.py's tiny_9x3 and tiny_big. Checks, each against an independent run:
   - GPU tokens equal the CPU executor's (greedy, 40 tokens);
   - a request that keeps the last one's K/V rows (reuse_kv_cache, the default) gives the tokens
