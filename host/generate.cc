@@ -148,7 +148,6 @@ void CheckGenerateRequest(const Package& pkg, const std::vector<int>& prompt, co
 
 GenerateResult GenerateBySteps(Executor& exec, const Package& pkg, const std::vector<int>& prompt,
                               const GenerateOptions& options, int first_pos) {
-  CheckGenerateRequest(pkg, prompt, options);
   if (first_pos < 0 || first_pos >= static_cast<int>(prompt.size())) {
     throw Error("GenerateBySteps: first_pos " + std::to_string(first_pos) + " is outside the prompt");
   }

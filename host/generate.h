@@ -17,9 +17,9 @@ namespace tileinfer {
 
 class KvHistory;
 
-// Steps positions first_pos.. of the prompt (first_pos: FirstPromptPosition), then new tokens.
-// Throws Error for an empty prompt, an id outside the vocabulary, a prompt or
-// prompt + max_new_tokens beyond the max context, or a non-finite logit.
+// Steps positions first_pos.. of the prompt (first_pos: FirstPromptPosition), then new tokens,
+// for a request that passed CheckGenerateRequest (GenerateFromKeptRows checks it first).
+// Throws Error for first_pos outside the prompt or a non-finite logit.
 GenerateResult GenerateBySteps(Executor& exec, const Package& pkg, const std::vector<int>& prompt,
                               const GenerateOptions& options, int first_pos);
 

@@ -393,7 +393,6 @@ GenerateResult GpuExecutor::Generate(const std::vector<int>& prompt, const Gener
 
 GenerateResult GpuExecutor::GenerateFrom(const std::vector<int>& prompt, const GenerateOptions& options,
                                          int first_pos) {
-  CheckGenerateRequest(pkg_, prompt, options);
   GenerateResult result;
   result.prompt_reused = first_pos;
   const int n_stop = options.stop_at_eos ? static_cast<int>(pkg_.stop_token_ids().size()) : 0;

@@ -98,7 +98,7 @@ class GpuExecutor : public Executor {
   // worker chose.
   int32_t Run(const Launch& launch, const std::function<bool(int32_t)>& deliver, int* recorded);
   // Generate's launches from prompt position first_pos (0 <= first_pos < prompt.size(); the rows
-  // before it are kept).
+  // before it are kept), for a request GenerateFromKeptRows has checked.
   GenerateResult GenerateFrom(const std::vector<int>& prompt, const GenerateOptions& options, int first_pos);
   void* Alloc(size_t bytes, const char* what);
   void* AllocMapped(size_t bytes, void** device_ptr);
