@@ -73,6 +73,11 @@ double MaxRelError(const std::vector<float>& got, const std::vector<float>& want
   return diff / scale;
 }
 
+// Whether two logits vectors hold the same bits (the determinism and K/V-reuse checks).
+bool SameBits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
 // The worker's sampled choice against the CPU sampler on the very logits the worker saw:
 // every draw must agree (cuda/sample.h is one rule for both). Re-running the step at `pos`
 // with the same token rewrites the same K/V, so the state does not change.
@@ -248,8 +253,7 @@ bool CheckKvReuse(GpuExecutor& gpu, const std::vector<int>& prompt, GenerateOpti
   gen.reuse_kv_cache = true;
   const GenerateResult got = gpu.Generate(next, gen);
   const std::vector<float> got_logits = gpu.Logits();
-  const bool ok = got.prompt_reused == held && got.tokens == want.tokens &&
-                  std::memcmp(got_logits.data(), want_logits.data(), got_logits.size() * 4) == 0;
+  const bool ok = got.prompt_reused == held && got.tokens == want.tokens && SameBits(got_logits, want_logits);
   std::printf("K/V reuse: a %zu-token prompt kept %d rows (want %d); tokens and last logits %s\n", next.size(),
               got.prompt_reused, held, ok ? "bit-identical to a run from position 0" : "FAIL: differ");
   return ok;
@@ -310,7 +314,7 @@ bool CheckStopBeforeNonFinite(Executor& exec, int vocab) {
   try {
     const GenerateResult got = exec.Generate(ok_prompt, gen);
     const std::vector<float> got_logits = exec.Logits();
-    ok &= got.tokens == want.tokens && std::memcmp(got_logits.data(), want_logits.data(), got_logits.size() * 4) == 0;
+    ok &= got.tokens == want.tokens && SameBits(got_logits, want_logits);
     outcome = "kept " + std::to_string(got.prompt_reused) + " rows";
   } catch (const Error& e) {
     ok = false;
@@ -504,7 +508,7 @@ int Run() {
       if (r == 0) {
         first = res.tokens;
         first_logits = logits;
-      } else if (res.tokens != first || std::memcmp(logits.data(), first_logits.data(), logits.size() * 4) != 0) {
+      } else if (res.tokens != first || !SameBits(logits, first_logits)) {
         same = false;
         std::printf("run %d differs from run 0\n", r);
       }
