@@ -113,11 +113,22 @@ for stage in "$@"; do
         --tokens="$W/$stage.tokens" --json_out="$OUT/hf_compare_$stage.json" 2>&1 | grep -v Warning \
         | tee "$OUT/hf_compare_$stage.txt" || rc=1 ;;
     api_gpu)
-      step "decode (public API) on the GPU: ids, text prompt, chat"
-      python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=tiny || rc=1
-      $B/decode --package="$W/tiny_9x3.tpkg" --prompt_ids=1,5,7 --max_new_tokens=70 --ignore_eos --device=gpu 2>&1 | tail -3 || rc=1
-      $B/decode --package="$W/tiny_9x3.tpkg" --prompt="hello world" --max_new_tokens=8 --device=gpu 2>&1 | tail -2 || rc=1
-      printf 'hi\nagain\n' | $B/decode --package="$W/tiny_9x3.tpkg" --chat --max_new_tokens=8 --device=gpu 2>&1 | tail -4 || rc=1 ;;
+      step "decode (public API) on the GPU: ids, a text prompt, a two-turn chat; each as the CPU executor's"
+      python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=tiny_9x3,tiny_bytes || rc=1
+      # tiny_bytes: the other tiny tokenizers have no token for "\n", which the chat template writes.
+      for dev in gpu cpu; do
+        { $B/decode --package="$W/tiny_9x3.tpkg" --prompt_ids=1,5,7 --max_new_tokens=70 --ignore_eos --device=$dev &&
+          $B/decode --package="$W/tiny_bytes.tpkg" --prompt="hello world" --max_new_tokens=8 --device=$dev &&
+          printf 'hi\nagain\n' | $B/decode --package="$W/tiny_bytes.tpkg" --chat --max_new_tokens=8 --ignore_eos --device=$dev
+        } > "$OUT/api_$dev.txt" 2> "$OUT/api_${dev}_err.txt" || { echo "FAIL: decode on the $dev exited $?"; rc=1; }
+        grep -v "ms/token" "$OUT/api_$dev.txt" > "$OUT/api_${dev}_text.txt"  # the times differ
+      done
+      tail -3 "$OUT/api_gpu.txt"
+      if [ -s "$OUT/api_gpu_text.txt" ] && cmp -s "$OUT/api_gpu_text.txt" "$OUT/api_cpu_text.txt"; then
+        echo "api_gpu: the GPU's ids, text and chat turns equal the CPU's ($(grep -c '^ids:' "$OUT/api_gpu_text.txt") ids lines)"
+      else
+        echo "FAIL: the GPU's decode output differs from the CPU's (\$OUT/api_{gpu,cpu}_text.txt)"; rc=1
+      fi ;;
     nonfinite)
       step "a non-finite logit, or a residual beyond the fixed-point range, stops the request (GPU and CPU)"
       python3 tests/gpu/make_models.py --target_file="$W/target.json" --out_dir="$W" --models=tiny_inf,tiny_big || rc=1

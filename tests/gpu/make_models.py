@@ -78,6 +78,10 @@ MODELS["tiny_hd128_g4"] = dict(hidden=256, ffn=96, layers=2, heads=8, kv_heads=2
 # worker kernel (cuda/worker.h WorkerWide) at a hidden size that needs it, its norm and its one-pass
 # tiles (tiny_hd80_g6, tiny_g8, tiny_hd12 and tiny_hd128_* run that kernel for their attention).
 MODELS["tiny_h2304"] = dict(hidden=2304, ffn=64, layers=1, heads=18, kv_heads=6, vocab=50, max_context=600)
+# tiny_9x3 with a tokenizer of every byte (vocab 300: the 256 byte symbols and merges; the other
+# tiny vocabularies lack "\n", which the chat template writes): the text and chat paths of decode
+# (device_checks.sh api_gpu), and a vocabulary that is not a multiple of 4 or 8.
+MODELS["tiny_bytes"] = dict(MODELS["tiny_9x3"], vocab=300)
 # Llama 3.2 3B and Llama 3.1 8B with random weights (py/planner/known_configs.py): 6.4 and 16.1
 # GB of BF16 (checkpoint and package ~95 s and ~250 s on the GPU machine, drawn sequentially);
 # make them only by name (not in "tiny").
