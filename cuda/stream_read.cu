@@ -162,6 +162,20 @@ std::string DeviceAttributes(std::initializer_list<std::pair<cudaDeviceAttr, int
   return err == cudaSuccess ? "" : std::string("cudaDeviceGetAttribute: ") + cudaGetErrorString(err);
 }
 
+// check(e, "what"): keeps the first failing CUDA call's error ("what: message") in *fail and is
+// true while nothing has failed, so that `check(a, "a") && check(b, "b")` stops at the first.
+class FirstError {
+ public:
+  explicit FirstError(std::string* fail) : fail_(fail) {}
+  bool operator()(cudaError_t e, const char* what) const {
+    if (e != cudaSuccess && fail_->empty()) *fail_ = std::string(what) + ": " + cudaGetErrorString(e);
+    return fail_->empty();
+  }
+
+ private:
+  std::string* fail_;
+};
+
 // Times one launch of `launch` (CUDA events); returns a CUDA error string, empty on success.
 template <typename Launch>
 std::string Timed(const char* what, Launch&& launch, float* ms) {
@@ -1359,10 +1373,7 @@ std::string HandoffRounds(int blocks, HandoffKind kind, int n, int groups, int i
   unsigned long long* tagged = nullptr;
   uint32_t* mismatches = nullptr;
   std::string fail;
-  auto check = [&](cudaError_t e, const char* what) {
-    if (e != cudaSuccess && fail.empty()) fail = std::string(what) + ": " + cudaGetErrorString(e);
-    return fail.empty();
-  };
+  const FirstError check(&fail);
   const size_t words = 2 * static_cast<size_t>(n);
   if (check(cudaMalloc(&plain, words * sizeof(uint32_t)), "cudaMalloc (handoff plain)") &&
       check(cudaMalloc(&tagged, words * sizeof(unsigned long long)), "cudaMalloc (handoff tagged)") &&
@@ -1653,10 +1664,7 @@ std::string LoadedBarrier(const void* data, size_t bytes, int blocks, const Load
   uint32_t* record = nullptr;
   uint32_t* sink = nullptr;
   std::string fail;
-  auto check = [&](cudaError_t e, const char* what) {
-    if (e != cudaSuccess && fail.empty()) fail = std::string(what) + ": " + cudaGetErrorString(e);
-    return fail.empty();
-  };
+  const FirstError check(&fail);
   if (check(cudaMalloc(&scratch, scratch_words * sizeof(uint32_t)), "cudaMalloc (loaded barrier scratch)") &&
       check(cudaMalloc(&counters, 5 * sizeof(unsigned long long)), "cudaMalloc (loaded barrier counters)") &&
       check(cudaMalloc(&record, 2 * static_cast<size_t>(shape.barriers) * sizeof(uint32_t)), "cudaMalloc (record)") &&
@@ -1818,10 +1826,7 @@ std::string IdleCopyRounds(const void* data, size_t bytes, int blocks, const Idl
   unsigned long long* clocks = nullptr;
   uint32_t* sink = nullptr;
   std::string fail;
-  auto check = [&](cudaError_t e, const char* what) {
-    if (e != cudaSuccess && fail.empty()) fail = std::string(what) + ": " + cudaGetErrorString(e);
-    return fail.empty();
-  };
+  const FirstError check(&fail);
   std::vector<uint32_t> host_table(kIdleCopyTable);
   for (uint32_t i = 0; i < kIdleCopyTable; ++i) host_table[i] = (i * 7 + 1) % kIdleCopyTable;  // one cycle
   if (check(cudaMalloc(&table, kIdleCopyTable * sizeof(uint32_t)), "cudaMalloc (idle copy table)") &&
@@ -2006,10 +2011,7 @@ std::string ClusterRounds(const void* data, size_t bytes, int blocks, int cluste
   unsigned long long* streamed = nullptr;
   uint32_t* sink = nullptr;
   std::string fail;
-  auto check = [&](cudaError_t e, const char* what) {
-    if (e != cudaSuccess && fail.empty()) fail = std::string(what) + ": " + cudaGetErrorString(e);
-    return fail.empty();
-  };
+  const FirstError check(&fail);
   if (check(cudaMalloc(&scratch, words * sizeof(uint32_t)), "cudaMalloc (cluster scratch)") &&
       check(cudaMalloc(&streamed, sizeof(unsigned long long)), "cudaMalloc (streamed)") &&
       check(cudaMalloc(&sink, static_cast<size_t>(blocks) * sizeof(uint32_t)), "cudaMalloc (sink)") &&
