@@ -61,7 +61,12 @@ struct Engine::Impl {
 };
 
 Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Engine::~Engine() = default;
+Engine::~Engine() {
+  // In a fork()ed child the executor's threads and GPU context are the parent's: tearing them
+  // down there could hang or touch the parent's device state, so the child leaves the engine to
+  // its exit.
+  if (impl_ && getpid() != impl_->opener) (void)impl_.release();
+}
 
 namespace {
 

@@ -87,7 +87,9 @@ class Engine {
   static Status Open(const std::string& package_path, const EngineOptions& options,
                      std::unique_ptr<Engine>* engine);
   // Destroy an engine only when no Generate runs on it (one on another thread must have
-  // returned: the engine's memory goes, as with any C++ object in use).
+  // returned: the engine's memory goes, as with any C++ object in use). In a fork()ed child
+  // the destructor frees nothing (the executor's threads and GPU context are the parent's);
+  // the child's exit does.
   ~Engine();
 
   // One request: from position 0, or from the first prompt token whose K/V row does not hold

@@ -84,12 +84,12 @@ CpuExecutor::CpuExecutor(const Package& pkg, int threads) : pkg_(pkg) {
   CheckThreads(threads);
   if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   n_threads_ = threads;
-  pool_.reserve(threads - 1);
+  pool_->threads.reserve(threads - 1);
   try {
-    for (int i = 1; i < threads; ++i) pool_.emplace_back(&CpuExecutor::PoolLoop, this, i);
+    for (int i = 1; i < threads; ++i) pool_->threads.emplace_back(&CpuExecutor::PoolLoop, this, i);
   } catch (const std::system_error& e) {  // e.g. a process or memory limit
-    const size_t started = pool_.size();
-    StopPool();  // the started threads wait on start_cv_: end them before it is destroyed
+    const size_t started = pool_->threads.size();
+    StopPool();  // the started threads wait on start_cv: end them before it is destroyed
     throw Error("CPU executor: could only start " + std::to_string(started + 1) + " of " +
                 std::to_string(threads) + " threads (" + e.what() + "): give fewer threads");
   } catch (...) {  // std::bad_alloc of a thread's state: the same cleanup
@@ -105,57 +105,69 @@ void CpuExecutor::CheckThreads(int threads) {
   }
 }
 
-CpuExecutor::~CpuExecutor() { StopPool(); }
+CpuExecutor::~CpuExecutor() {
+  if (getpid() != creator_) {
+    // A fork()ed child: the pool's threads are the parent's. Joining them, or destroying the
+    // condition variables the parent's threads wait on, would hang (and a joinable
+    // std::thread's destructor aborts), so the pool's state is left to the process's exit.
+    (void)pool_.release();
+    return;
+  }
+  StopPool();
+}
 
 void CpuExecutor::StopPool() {
+  Pool& p = *pool_;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    quit_ = true;
-    ++generation_;
+    std::lock_guard<std::mutex> lock(p.mu);
+    p.quit = true;
+    ++p.generation;
   }
-  start_cv_.notify_all();
-  for (std::thread& t : pool_) t.join();
-  pool_.clear();
+  p.start_cv.notify_all();
+  for (std::thread& t : p.threads) t.join();
+  p.threads.clear();
 }
 
 void CpuExecutor::PoolLoop(int index) {
+  Pool& p = *pool_;
   uint64_t seen = 0;
   const int n = threads();
   for (;;) {
     size_t first, count;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      start_cv_.wait(lock, [&] { return generation_ != seen; });
-      seen = generation_;
-      if (quit_) return;
-      first = job_first_;
-      count = job_count_;
+      std::unique_lock<std::mutex> lock(p.mu);
+      p.start_cv.wait(lock, [&] { return p.generation != seen; });
+      seen = p.generation;
+      if (p.quit) return;
+      first = p.job_first;
+      count = p.job_count;
     }
     for (size_t i = index; i < count; i += n) RunTask(pkg_.tasks()[first + i]);
     {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (--pending_ == 0) done_cv_.notify_one();
+      std::lock_guard<std::mutex> lock(p.mu);
+      if (--p.pending == 0) p.done_cv.notify_one();
     }
   }
 }
 
 void CpuExecutor::RunParallel(size_t first, size_t count) {
-  if (pool_.empty() || count == 1) {
+  Pool& p = *pool_;
+  if (p.threads.empty() || count == 1) {
     for (size_t i = 0; i < count; ++i) RunTask(pkg_.tasks()[first + i]);
     return;
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    job_first_ = first;
-    job_count_ = count;
-    pending_ = static_cast<int>(pool_.size());
-    ++generation_;
+    std::lock_guard<std::mutex> lock(p.mu);
+    p.job_first = first;
+    p.job_count = count;
+    p.pending = static_cast<int>(p.threads.size());
+    ++p.generation;
   }
-  start_cv_.notify_all();
+  p.start_cv.notify_all();
   const int n = threads();
   for (size_t i = 0; i < count; i += n) RunTask(pkg_.tasks()[first + i]);
-  std::unique_lock<std::mutex> lock(mu_);
-  done_cv_.wait(lock, [&] { return pending_ == 0; });
+  std::unique_lock<std::mutex> lock(p.mu);
+  p.done_cv.wait(lock, [&] { return p.pending == 0; });
 }
 
 int64_t CpuExecutor::Fix(float v) {
@@ -172,6 +184,11 @@ float CpuExecutor::Real(int64_t q) {
 }
 
 void CpuExecutor::Step(int token, int pos, bool logits) {
+  if (getpid() != creator_) {
+    throw Error("this CPU executor was created in process " + std::to_string(creator_) +
+                " and cannot run in another, such as a fork()ed child (its threads do not survive "
+                "fork): create one in each process");
+  }
   CheckStep(pkg_, token, pos);
   kv_.Begin(pos, &token, 1);
   token_ = token;

@@ -8,9 +8,12 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>  // getpid, pid_t
 
 #include "cuda/select.h"
 #include "host/executor.h"
@@ -52,7 +55,7 @@ class CpuExecutor : public Executor {
   void RunTask(const format::TaskRecord& t);
   void RunParallel(size_t first, size_t count);
   void PoolLoop(int index);
-  // Ends and joins the pool's threads (quit_, then a new generation): the destructor's and a
+  // Ends and joins the pool's threads (quit, then a new generation): the destructor's and a
   // failed constructor's cleanup.
   void StopPool();
 
@@ -75,15 +78,24 @@ class CpuExecutor : public Executor {
   int token_ = 0, pos_ = 0;
   KvHistory kv_;  // which positions the K/V cache holds: Step refuses one that skips a position
 
-  // A small fork-join pool: task i of a wave goes to thread i % threads.
+  // A small fork-join pool: task i of a wave goes to thread i % threads. Its state lives on the
+  // heap so that an executor destroyed in a fork()ed child, where the threads do not exist and
+  // the condition variables may still count the parent's waiters (destroying them there hangs),
+  // can leave it untouched (~CpuExecutor).
+  struct Pool {
+    std::vector<std::thread> threads;
+    std::mutex mu;
+    std::condition_variable start_cv, done_cv;
+    uint64_t generation = 0;
+    int pending = 0;
+    bool quit = false;
+    size_t job_first = 0, job_count = 0;
+  };
   int n_threads_ = 1;  // fixed before any pool thread starts
-  std::vector<std::thread> pool_;
-  std::mutex mu_;
-  std::condition_variable start_cv_, done_cv_;
-  uint64_t generation_ = 0;
-  int pending_ = 0;
-  bool quit_ = false;
-  size_t job_first_ = 0, job_count_ = 0;
+  std::unique_ptr<Pool> pool_ = std::make_unique<Pool>();
+  // The process that created the executor: Step refuses to run in another (a fork()ed child
+  // would wait for pool threads that do not exist there).
+  const pid_t creator_ = getpid();
 };
 
 }  // namespace tileinfer

@@ -205,32 +205,70 @@ def test_a_callback_that_raises_stops_the_request_with_its_own_exception(smol):
     assert smol.generate(prompt="Hello", max_new_tokens=2)["tokens"]  # still serving
 
 
-def test_a_forked_child_gets_an_error_not_a_hang(smol):
-    """The engine's CPU threads do not survive fork(): a child's generate used to wait forever."""
-    smol.generate(prompt="Hello", max_new_tokens=2)  # the executor's threads have started
+def _in_forked_child(child, what: str, seconds: float = 60) -> str:
+    """Runs child() -> str in a fork()ed child and returns its text; fails the test if the child
+    does not end within `seconds` (a hang) or dies before writing."""
     read_end, write_end = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child: report what generate did, then leave at once
+    if pid == 0:  # the child: report, then leave at once (no pytest teardown in the child)
         os.close(read_end)
         try:
-            smol.generate(prompt="Hello", max_new_tokens=2)
-            message = b"no error"
-        except RuntimeError as e:
-            message = str(e).encode()
-        os.write(write_end, message)
-        os._exit(0)
+            os.write(write_end, child().encode())
+        finally:
+            os._exit(0)
     os.close(write_end)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + seconds
     while os.waitpid(pid, os.WNOHANG) == (0, 0):
         if time.monotonic() > deadline:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
-            pytest.fail("generate in a forked child hung")
+            pytest.fail(f"{what} in a forked child hung")
         time.sleep(0.05)
     with os.fdopen(read_end, "rb") as f:
-        message = f.read().decode()
+        return f.read().decode()
+
+
+def test_a_forked_child_gets_an_error_not_a_hang(smol):
+    """The engine's CPU threads do not survive fork(): a child's generate used to wait forever."""
+    smol.generate(prompt="Hello", max_new_tokens=2)  # the executor's threads have started
+
+    def child():
+        try:
+            smol.generate(prompt="Hello", max_new_tokens=2)
+            return "no error"
+        except RuntimeError as e:
+            return str(e)
+
+    message = _in_forked_child(child, "generate")
     assert "cannot serve another process, such as a fork()ed child" in message, message
     assert smol.generate(prompt="Hello", max_new_tokens=2)["tokens"]  # the parent's engine still serves
+
+
+def test_a_forked_child_drops_the_inherited_engine_and_opens_its_own(smol_pkg):
+    """What the README tells a child to do: dropping the parent's engine there used to hang in
+    the CPU executor's destructor (its condition variables held the parent's waiters)."""
+    engine = _tileinfer.Engine(smol_pkg, device="cpu", cpu_threads=2)
+    want = engine.generate(prompt="Hello", max_new_tokens=3)["tokens"]  # its threads wait now
+    session = _tileinfer.CpuSession(smol_pkg, 2)
+    session.step(1, 0, False)
+
+    def child():
+        nonlocal engine, session
+        try:
+            session.step(2, 1, False)
+            stepped = "no error"
+        except RuntimeError as e:
+            stepped = str(e)
+        engine = None  # the inherited engine's destructor runs here
+        session = None
+        own = _tileinfer.Engine(smol_pkg, device="cpu", cpu_threads=2)
+        return json.dumps({"step": stepped, "tokens": own.generate(prompt="Hello", max_new_tokens=3)["tokens"]})
+
+    got = json.loads(_in_forked_child(child, "dropping the inherited engine or session"))
+    assert "cannot run in another, such as a fork()ed child" in got["step"], got
+    assert got["tokens"] == want
+    assert engine.generate(prompt="Hello", max_new_tokens=3)["tokens"] == want  # the parent's still serves
+    session.step(2, 1, True)
 
 
 def test_interpreter_exit_during_a_streamed_request_is_clean(tmp_path):
