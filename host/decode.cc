@@ -222,6 +222,7 @@ int Run() {
     start_output();
     return stream(id, piece);
   }, &r);
+  if (!s.ok() && output_started) std::printf("\n");  // the error goes to stderr on a line of its own
   FlushStdout();  // a write that failed stopped the request: that is the error to report
   Ok(s);
   start_output();

@@ -35,11 +35,14 @@ std::vector<int> ParseIntList(const std::string& text, const std::string& what) 
   }
 }
 
-Error NonFiniteLogitError(int pos) {
-  return Error("non-finite logit at position " + std::to_string(pos) +
-               ": the request stopped; no token was emitted (the checkpoint may hold inf/NaN weights, "
-               "or an activation outgrew the residual stream's fixed-point range of +-2^21: check "
-               "its weights)");
+Error NonFiniteLogitError(int pos, size_t emitted) {
+  const std::string stopped =
+      emitted == 0 ? "the request stopped; no token was emitted"
+                   : "the request stopped after " + std::to_string(emitted) +
+                         (emitted == 1 ? " token was" : " tokens were") + " emitted, with none for this position";
+  return Error("non-finite logit at position " + std::to_string(pos) + ": " + stopped +
+               " (the checkpoint may hold inf/NaN weights, or an activation outgrew the residual "
+               "stream's fixed-point range of +-2^21: check its weights)");
 }
 
 void CheckTokenId(const Package& pkg, int id, const std::string& what) {
@@ -166,7 +169,7 @@ GenerateResult GenerateBySteps(Executor& exec, const Package& pkg, const std::ve
                              ? exec.Select()
                              : SampleToken(exec.Logits(), options.sampling, static_cast<uint64_t>(pos));
     if (next == format::kCandidateNonFinite) {
-      throw NonFiniteLogitError(pos);
+      throw NonFiniteLogitError(pos, result.tokens.size());
     }
     result.tokens.push_back(next);
     const bool go_on = !options.on_token || options.on_token(next);

@@ -42,8 +42,9 @@ GenerateResult GenerateFromKeptRows(const Package& pkg, KvHistory& kv, const std
 // when an item is not an integer.
 std::vector<int> ParseIntList(const std::string& text, const std::string& what);
 
-// The error of a request stopped by a non-finite logit at position `pos`.
-Error NonFiniteLogitError(int pos);
+// The error of a request stopped by a non-finite logit at position `pos`, after `emitted` tokens
+// (streamed to the caller already; none for `pos`).
+Error NonFiniteLogitError(int pos, size_t emitted);
 
 // Throws Error "<what> <id> is outside the vocabulary (0..V-1)" for an id outside the
 // package model's vocabulary (what: e.g. "token id", "prompt token id").

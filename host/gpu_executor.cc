@@ -435,7 +435,7 @@ GenerateResult GpuExecutor::GenerateFrom(const std::vector<int>& prompt, const G
         kv_.DropFrom(0);
         break;
       }
-      throw NonFiniteLogitError(pos + launch.first_logits_step + recorded);
+      throw NonFiniteLogitError(pos + launch.first_logits_step + recorded, result.tokens.size());
     }
     if (!go_on) break;
     if (status == kStatusStopToken) {

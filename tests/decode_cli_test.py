@@ -38,6 +38,27 @@ def run(package, *flags, stdin=None):
     return p.returncode, p.stdout, p.stderr
 
 
+def test_a_non_finite_logit_after_streamed_tokens_counts_them_and_ends_the_output_line(tmp_path):
+    """Token 2 of this checkpoint puts the residual out of range, so a generation that emits it
+    (and feeds it on: --ignore_eos) stops at the next logits. The error used to say that no
+    token was emitted, on the output line's end."""
+    tiny_models.write_residual_overflow_checkpoint(tmp_path / "ckpt")
+    pkg = tmp_path / "overflow.tpkg"
+    planner_main.build_package(str(tmp_path / "ckpt"), "h200", str(pkg), 64, progress=False)
+    for first in range(3, 60):  # a one-token prompt whose greedy continuation reaches token 2
+        rc, out, err = run(pkg, f"--prompt_ids={first}", "--max_new_tokens=12", "--ignore_eos")
+        if rc == 1 and "\noutput: " in out:
+            break
+    else:
+        pytest.fail("no one-token prompt of the overflow checkpoint emits token 2 within 12 tokens")
+    message = err.splitlines()[-1]
+    pos = int(message.split("non-finite logit at position ")[1].split(":")[0])
+    # A one-token prompt: the logits at position p follow p emitted tokens.
+    assert f"the request stopped after {pos} token{' was' if pos == 1 else 's were'} emitted, with none " \
+           "for this position" in message, message
+    assert out.endswith("\n") and not out.splitlines()[-1].startswith("ids:"), repr(out)
+
+
 @pytest.mark.parametrize("ids", [" 3, 7 ,11", "3,\t7,\n11\n"])
 def test_blanks_around_prompt_ids_are_fine(package, ids):
     rc, out, err = run(package, f"--prompt_ids={ids}", "--max_new_tokens=2", "--ignore_eos")
