@@ -48,7 +48,17 @@ struct Engine::Impl {
     std::string text = r.prompt;
     if (!r.chat.empty()) {
       std::vector<ChatMessage> messages;
-      for (const Message& m : r.chat) messages.push_back({m.role, m.content});
+      for (const Message& m : r.chat) {
+        // Named here: the tokenizer's offset would be the rendered conversation's.
+        const size_t bad = InvalidUtf8At(m.content);
+        if (bad != std::string::npos) {
+          throw tileinfer::Error("chat message " + std::to_string(messages.size()) + " (" + m.role +
+                                 ") is not valid UTF-8 at byte " + std::to_string(bad) +
+                                 ": replace its ill-formed bytes with U+FFFD (a Result::text can end "
+                                 "inside a character, or hold sampled bytes that are not UTF-8)");
+        }
+        messages.push_back({m.role, m.content});
+      }
       if (!chat) throw tileinfer::Error(chat_error);
       text = chat->Render(messages, true);
     }

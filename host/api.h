@@ -68,7 +68,9 @@ struct Result {
   std::vector<int> prompt_ids;  // the prompt as the model saw it
   int prompt_reused = 0;        // its leading tokens whose K/V rows were kept (reuse_kv_cache)
   std::vector<int> tokens;      // new tokens (the stop token included when one ended it)
-  std::string text;             // their text, without a final stop token's
+  std::string text;             // their text, without a final stop token's: the tokens' bytes,
+                                // which need not be UTF-8 (an end inside a character, a sampled
+                                // byte token); replace those bytes before a Request::chat holds it
   bool stopped = false;         // ended by a stop token or the stop text
   double prompt_ms = 0;         // wall time of the prompt and the first new token
   double decode_ms = 0;         // wall time of the other new tokens

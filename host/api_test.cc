@@ -79,6 +79,15 @@ TEST(ApiTest, ChatPromptIdsNeedsAMessage) {
   EXPECT_EQ(engine->ChatPromptIds({}, &ids).message(), "the chat is empty: give at least one message");
 }
 
+TEST(ApiTest, AChatMessageThatIsNotUtf8IsNamed) {
+  // Named by its place in the chat: the tokenizer's offset would be the rendered conversation's.
+  std::unique_ptr<api::Engine> engine = OpenGolden();
+  std::vector<int> ids;
+  const std::string message = engine->ChatPromptIds({{"user", "hi"}, {"assistant", "ok\xE2\x82"}}, &ids).message();
+  EXPECT_EQ(message.rfind("chat message 1 (assistant) is not valid UTF-8 at byte 2: replace its ill-formed bytes", 0), 0u)
+      << message;
+}
+
 TEST(ApiTest, ARefusedGenerateLeavesTheResultAsItWas) {
   std::unique_ptr<api::Engine> engine = OpenGolden();
   api::Result outer;

@@ -188,7 +188,9 @@ int Run() {
         ++failed_turns;
         continue;
       }
-      request.chat.push_back({"assistant", r.text});
+      // The answer's bytes may end inside a character (max_new_tokens) or hold bytes that are
+      // not UTF-8 at all (a sampled token): the next turns must still encode the conversation.
+      request.chat.push_back({"assistant", ReplaceInvalidUtf8(r.text)});
       PrintTimes(r);
       FlushStdout();  // before the next "> " on stderr, also when stdout is a pipe
     }

@@ -112,6 +112,25 @@ size_t InvalidUtf8At(const std::string& text) {
   return std::string::npos;
 }
 
+std::string ReplaceInvalidUtf8(const std::string& text) {
+  if (text.size() > static_cast<size_t>(INT32_MAX)) throw Error("text to decode is over 2 GiB");
+  const auto* s = reinterpret_cast<const uint8_t*>(text.data());
+  const int32_t n = static_cast<int32_t>(text.size());
+  std::string out;
+  out.reserve(text.size());
+  for (int32_t i = 0; i < n;) {
+    const int32_t start = i;
+    UChar32 c;
+    U8_NEXT(s, i, n, c);
+    if (c < 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+    } else {
+      out.append(text, start, i - start);
+    }
+  }
+  return out;
+}
+
 Tokenizer::Tokenizer() : patterns_(std::make_unique<Patterns>()) {}
 Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
 Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;

@@ -16,6 +16,12 @@ namespace tileinfer {
 // 2 GiB.
 size_t InvalidUtf8At(const std::string& text);
 
+// `text` with each ill-formed UTF-8 sequence (ICU's maximal subparts, as InvalidUtf8At finds them)
+// replaced by U+FFFD, as Python's bytes.decode("utf-8", "replace") and HF's decode do: e.g. a
+// generated text that ends inside a character, made fit for Tokenizer::Encode again. Throws
+// Error for a text over 2 GiB.
+std::string ReplaceInvalidUtf8(const std::string& text);
+
 class Tokenizer {
  public:
   // Parses the section and compiles its pre-tokenizer patterns (ICU). Throws Error if the

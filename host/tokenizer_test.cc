@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -221,6 +222,30 @@ TEST(Tokenizer, NonAsciiBytesAndRoundTrip) {
   for (const std::string text : {"caf\xC3\xA9 \xE4\xB8\xAD\xE6\x96\x87 \xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD",
                                  " \t\n\n  x  ", "don't I'M we'll 12345 3.14159"}) {
     EXPECT_EQ(t.Decode(t.Encode(text)), text);
+  }
+}
+
+// Expected values: CPython 3.11's bytes.decode("utf-8", "replace") of the same bytes, encoded back
+// to UTF-8 (one U+FFFD per maximal subpart of an ill-formed sequence, as Unicode recommends).
+TEST(Tokenizer, ReplaceInvalidUtf8AsPythonDecodes) {
+  const std::string r = "\xEF\xBF\xBD";  // U+FFFD
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"abc", "abc"},
+      {"", ""},
+      {"a\xE2\x82", "a" + r},                          // a character cut short
+      {"\xC0\xAF", r + r},                             // an overlong form
+      {"\xED\xA0\x80", r + r + r},                     // a surrogate
+      {"\xF4\x90\x80\x80", r + r + r + r},             // past U+10FFFF
+      {"\xF0\x9F\x98", r},                            // an emoji cut short
+      {"\xF0\x9F\x98\x80", "\xF0\x9F\x98\x80"},       // the whole emoji
+      {"x\x80y", "x" + r + "y"},                        // a lone continuation byte
+      {"\xE2\x82\xAC\xE2", "\xE2\x82\xAC" + r},        // a whole character, then a cut one
+      {"\xFF\xFE", r + r},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const std::string got = ReplaceInvalidUtf8(cases[i].first);
+    EXPECT_EQ(got, cases[i].second) << "case " << i;
+    EXPECT_EQ(InvalidUtf8At(got), std::string::npos) << "case " << i;
   }
 }
 

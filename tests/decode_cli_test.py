@@ -138,6 +138,30 @@ def test_invalid_utf8_is_placed_in_what_the_user_typed(package):
     assert p.returncode != 0 and "--system is not valid UTF-8 (its byte 0)" in p.stderr.decode(), p.stderr
 
 
+def test_a_chat_goes_on_after_an_answer_that_is_not_utf8(tmp_path):
+    """A sampled answer of byte tokens can be ill-formed UTF-8 (or end inside a character); the
+    next turns re-encode the conversation, and used to fail on it for good ("text to encode is
+    not valid UTF-8"). The answer now goes into the conversation with U+FFFD in their place."""
+    tiny_models.write_tiny_checkpoint(tmp_path / "ckpt", hidden=64, ffn=96, layers=1, heads=4,
+                                      kv_heads=2, vocab=300, seed=5)  # all 256 byte tokens
+    pkg = tmp_path / "bytes.tpkg"
+    planner_main.build_package(str(tmp_path / "ckpt"), "h200", str(pkg), 256, progress=False)
+    for seed in range(200):  # a seed whose first answer is not UTF-8
+        p = subprocess.run([decode_binary(), f"--package={pkg}", "--device=cpu", "--chat", "--max_new_tokens=6",
+                            "--temperature=10", f"--seed={seed}"], capture_output=True, timeout=120,
+                           input=b"hi\nhello\nthird\n")
+        first_answer = p.stdout.split(b"prompt: ")[0]
+        try:
+            first_answer.decode("utf-8")
+        except UnicodeDecodeError:
+            break
+    else:
+        pytest.fail("no seed below 200 samples an ill-formed first answer")
+    err = p.stderr.decode(errors="replace")
+    assert p.returncode == 0 and "error" not in err, err
+    assert p.stdout.count(b"\nprompt: ") + p.stdout.startswith(b"prompt: ") == 3, p.stdout  # three turns
+
+
 def test_an_empty_system_flag_is_an_empty_system_message(package):
     """--system= puts an empty system block before the turn; without the flag there is none
     (the tiny model's template has no default one)."""
