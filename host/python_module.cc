@@ -142,6 +142,20 @@ std::string StrictStr(const py::handle& h, const std::string& what) {
   return std::string(PyBytes_AS_STRING(utf8.ptr()), static_cast<size_t>(PyBytes_GET_SIZE(utf8.ptr())));
 }
 
+// `h` as a number when it is a float, an int or a numpy scalar, but not True or False (numpy's
+// neither); else a TypeError naming `what`: pybind11's double took True as 1.0 without a word.
+// The C++ side then checks the value (OptionFloat).
+double StrictFloat(const py::handle& h, const std::string& what) {
+  bool flag = false;
+  if (LoadBool(h, &flag) || py::hasattr(h, "__len__") ||  // a numpy array has __index__ and __float__
+      !(PyFloat_Check(h.ptr()) || PyIndex_Check(h.ptr()) || py::hasattr(h, "__float__"))) {
+    throw py::type_error(what + " must be a float (or an int), not " + Shown(h));
+  }
+  const double value = PyFloat_AsDouble(h.ptr());
+  if (value == -1.0 && PyErr_Occurred()) throw py::error_already_set();  // e.g. an int beyond a double
+  return value;
+}
+
 // "a 32-bit int" and the like, for StrictInt's range error.
 template <typename T>
 std::string IntTypeName() {
@@ -207,6 +221,7 @@ class PathArg : public py::object {
   PYBIND11_OBJECT_DEFAULT(PathArg, object, PyObject_Type)
 };
 using IntArg = py::typing::Union<py::int_>;    // shown as int; checked by StrictInt
+using FloatArg = py::typing::Union<py::float_>;  // shown as float; checked by StrictFloat
 using IdsArg = py::typing::Union<py::typing::List<int>>;  // shown as list[int]; checked by StrictIds
 using OptionalStr = py::typing::Optional<py::str>;
 using OptionalIds = py::typing::Optional<py::typing::List<int>>;
@@ -225,7 +240,7 @@ class PyEngine {
   }
 
   py::dict Generate(const OptionalStr& prompt, const OptionalIds& prompt_ids, const OptionalChat& chat,
-                    const IntArg& max_new_tokens, double temperature, const IntArg& top_k, double top_p,
+                    const IntArg& max_new_tokens, const FloatArg& temperature, const IntArg& top_k, const FloatArg& top_p,
                     const IntArg& seed, const StrArg& stop, const BoolArg& stop_at_eos,
                     const BoolArg& reuse_kv_cache, const OptionalOnToken& on_token) {
     api::Request r;
@@ -243,9 +258,9 @@ class PyEngine {
       }
     }
     r.max_new_tokens = StrictInt<int>(max_new_tokens, "max_new_tokens");
-    r.temperature = OptionFloat(temperature, "temperature", /*zero_allowed=*/true);
+    r.temperature = OptionFloat(StrictFloat(temperature, "temperature"), "temperature", /*zero_allowed=*/true);
     r.top_k = StrictInt<int>(top_k, "top_k");
-    r.top_p = OptionFloat(top_p, "top_p", /*zero_allowed=*/false);
+    r.top_p = OptionFloat(StrictFloat(top_p, "top_p"), "top_p", /*zero_allowed=*/false);
     r.seed = StrictInt<uint64_t>(seed, "seed");
     r.stop = StrictStr(stop, "stop");
     r.stop_at_eos = StrictBool(stop_at_eos, "stop_at_eos");
@@ -374,8 +389,8 @@ PYBIND11_MODULE(_tileinfer, m) {
            py::arg("check_target") = py::bool_(true))
       .def("generate", &PyEngine::Generate, py::kw_only(), py::arg("prompt") = py::none(),
            py::arg("prompt_ids") = py::none(), py::arg("chat") = py::none(),
-           py::arg("max_new_tokens") = py::int_(32), py::arg("temperature") = 0.0, py::arg("top_k") = py::int_(0),
-           py::arg("top_p") = 1.0, py::arg("seed") = py::int_(0), py::arg("stop") = py::str(""),
+           py::arg("max_new_tokens") = py::int_(32), py::arg("temperature") = py::float_(0.0), py::arg("top_k") = py::int_(0),
+           py::arg("top_p") = py::float_(1.0), py::arg("seed") = py::int_(0), py::arg("stop") = py::str(""),
            py::arg("stop_at_eos") = py::bool_(true), py::arg("reuse_kv_cache") = py::bool_(true),
            py::arg("on_token") = py::none(),
            "Generates from exactly one of prompt (text), prompt_ids or chat (a list of {'role', "

@@ -2,6 +2,7 @@
 prompts, streaming, stop text, seeded sampling, exactly one BOS, errors as exceptions."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -334,10 +335,21 @@ def test_one_request_at_a_time_per_engine(smol):
     (dict(chat=[("user", "hi")]), "each chat message must be a dict with 'role' and 'content'"),
     (dict(chat=[{"role": "user"}]), "each chat message must be a dict with 'role' and 'content'"),
     (dict(chat=[{"role": "user", "content": 5}]), "a chat message's content must be a str"),
+    (dict(prompt_ids=[1], temperature=True), r"temperature must be a float \(or an int\), not True \(bool\)"),
+    (dict(prompt_ids=[1], top_p=np.True_), r"top_p must be a float \(or an int\), not"),
+    (dict(prompt_ids=[1], temperature="0.5"), r"temperature must be a float \(or an int\), not '0\.5'"),
+    (dict(prompt_ids=[1], top_p=None), r"top_p must be a float \(or an int\), not None"),
+    (dict(prompt_ids=[1], temperature=np.array([0.5, 0.7])), r"temperature must be a float \(or an int\)"),
 ])
 def test_argument_types_are_named(smol, kwargs, needle):
     with pytest.raises(TypeError, match=needle):
         smol.generate(max_new_tokens=2, **kwargs)
+
+
+def test_sampling_numbers_may_be_ints_and_numpy_scalars(smol):
+    want = smol.generate(prompt_ids=[1, 2], max_new_tokens=3, temperature=1.0, top_p=1.0, seed=3)["tokens"]
+    for t, p in ((1, 1), (np.float32(1.0), np.float64(1.0)), (np.int64(1), np.int8(1))):
+        assert smol.generate(prompt_ids=[1, 2], max_new_tokens=3, temperature=t, top_p=p, seed=3)["tokens"] == want
 
 
 def test_package_paths_may_be_path_like(smol, smol_pkg):
@@ -479,6 +491,8 @@ def test_signatures_name_the_types():
     """help() shows what each argument takes, not `object`."""
     init, generate = _tileinfer.Engine.__init__.__doc__, _tileinfer.Engine.generate.__doc__
     assert "check_target: bool = True" in init, init
+    for name, default in (("temperature", "0.0"), ("top_p", "1.0")):  # pybind11 3 says typing.SupportsFloat
+        assert re.search(rf"{name}: (float|typing\.SupportsFloat) = {default}", generate), generate
     for needle in ("prompt: str | None", "chat: list[dict[str, str]] | None", "stop_at_eos: bool = True",
                    "reuse_kv_cache: bool = True",
                    "on_token: collections.abc.Callable[", "bool | None] | None = None"):
