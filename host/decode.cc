@@ -143,7 +143,11 @@ int Run() {
       std::vector<api::Message> probe = request.chat;
       probe.push_back({"user", "hi"});
       std::vector<int> ids;
-      Ok(engine->ChatPromptIds(probe, &ids));
+      const api::Status s = engine->ChatPromptIds(probe, &ids);
+      if (!s.ok()) {  // nothing typed yet: say that it is the package's template, not the user's text
+        throw Error(std::string("--chat cannot encode a conversation with this package (a first user turn \"hi\"") +
+                    (system_given ? " after the --system message" : "") + "): " + s.message());
+      }
     }
     std::fprintf(stderr, "Chat: one line per turn; an empty line or end of input ends the chat.\n");
     std::string line;
@@ -174,9 +178,26 @@ int Run() {
         continue;
       }
       request.chat.push_back({"user", line});
+      // A long conversation leaves less room than --max_new_tokens: the answer gets what is
+      // left; once nothing is, the chat ends (every later turn would be longer still).
+      api::Request turn = request;
+      std::vector<int> ids;
+      if (engine->ChatPromptIds(request.chat, &ids).ok()) {  // else Generate says what is wrong
+        const int room = engine->max_context() - static_cast<int>(ids.size());
+        if (room < 1) {
+          throw Error("the conversation (" + std::to_string(ids.size()) + " tokens with this turn) has filled the "
+                      "package's max context of " + std::to_string(engine->max_context()) +
+                      ": start a new chat, or re-plan with a larger --max_context");
+        }
+        if (room < turn.max_new_tokens) {
+          std::fprintf(stderr, "note: the conversation is %zu tokens of the package's %d: this answer gets at most %d\n",
+                       ids.size(), engine->max_context(), room);
+          turn.max_new_tokens = room;
+        }
+      }
       api::Result r;
       bool streamed = false;
-      const api::Status s = engine->Generate(request, [&](int id, const std::string& piece) {
+      const api::Status s = engine->Generate(turn, [&](int id, const std::string& piece) {
         streamed = true;
         return stream(id, piece);
       }, &r);

@@ -162,6 +162,18 @@ def test_a_chat_goes_on_after_an_answer_that_is_not_utf8(tmp_path):
     assert p.stdout.count(b"\nprompt: ") + p.stdout.startswith(b"prompt: ") == 3, p.stdout  # three turns
 
 
+def test_a_chat_answer_gets_the_room_left_and_a_full_context_ends_the_chat(package):
+    """The package holds 64 positions: the first answer gets what its prompt leaves of 60, the
+    next turn finds no room and ends the chat (every later turn would be longer still)."""
+    rc, out, err = run(package, "--chat", "--max_new_tokens=60", "--ignore_eos", stdin="hi\nagain\nmore\n")
+    timings = [line for line in out.splitlines() if line.startswith("prompt: ")]
+    assert len(timings) == 1, out
+    prompt = int(timings[0].split()[1])
+    assert f"this answer gets at most {64 - prompt}" in err, err
+    assert f"decode: {64 - prompt - 1} tokens" in timings[0], timings  # the first new token is the prompt's
+    assert rc == 1 and "has filled the package's max context of 64: start a new chat" in err, err
+
+
 def test_an_empty_system_flag_is_an_empty_system_message(package):
     """--system= puts an empty system block before the turn; without the flag there is none
     (the tiny model's template has no default one)."""
@@ -187,16 +199,17 @@ def test_chat_with_piped_turns_shows_no_terminal_prompt(package):
 def test_chat_refuses_bad_options_before_reading_and_fails_when_a_turn_fails(package):
     rc, out, err = run(package, "--chat", "--max_new_tokens=0", stdin="hi\n\n")
     assert rc != 0 and "max_new_tokens must be at least 1" in err and "Chat:" not in err, err
-    # Too long for the package's 64 positions: each turn fails, and so does the command.
-    rc, out, err = run(package, "--chat", "--max_new_tokens=63", stdin="hi\nagain\n\n")
-    assert rc == 1 and err.count("exceeds the package's max context") == 2, err
+    # Text the tiny tokenizer has no token for (its bytes stop at 0x15): each turn fails, and so
+    # does the command.
+    rc, out, err = run(package, "--chat", "--max_new_tokens=3", stdin="h\u00e9\nh\u00e8\n\n")
+    assert rc == 1 and err.count("has no token in this vocabulary") == 2, err
     assert "error: 2 turn(s) failed" in err and out == "", out  # no blank line a refused turn
 
 
 def test_chat_takes_windows_line_ends_and_says_a_refused_turn_is_left_out(package):
     rc, out, err = run(package, "--chat", "--max_new_tokens=2", "--ignore_eos", stdin="hi\r\n\r\nnot read\n")
     assert rc == 0 and out.count("prompt: ") == 1, (out, err)  # "\r\n" alone is the empty line
-    rc, out, err = run(package, "--chat", "--max_new_tokens=61", stdin="hi\n\n")
+    rc, out, err = run(package, "--chat", "--max_new_tokens=3", stdin="h\u00e9\n\n")
     assert rc == 1 and "(this turn is left out of the conversation)" in err, err
 
 
@@ -219,6 +232,8 @@ def test_text_with_a_nul_byte_is_printed_whole(package):
 def test_a_chat_the_package_cannot_encode_fails_before_a_turn_is_read():
     rc, out, err = run(GOLDEN, "--chat", stdin="hi\n")  # its chat template has "\n"s
     assert rc == 1 and "byte 10 (0x0a) of the text has no token" in err and "Chat:" not in err, err
+    # Nothing was typed yet: the message says so.
+    assert "--chat cannot encode a conversation with this package (a first user turn \"hi\")" in err, err
 
 
 @pytest.mark.parametrize("flags, message", [
