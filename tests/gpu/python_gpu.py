@@ -11,9 +11,17 @@ tests/gpu/make_models.py's tiny_9x3 and tiny_big. Checks, each against an indepe
     of the same request run from position 0, and prompt_reused counts the kept rows;
   - a request stopped by on_token mid-launch, then the next one (also when the stopped
     request's next step is non-finite: tiny_big), gives what a run from position 0 gives;
-  - an exception raised in on_token comes out of generate, and the engine serves the next.
+  - an exception raised in on_token comes out of generate, and the engine serves the next;
+  - a non-finite logit's error counts the tokens streamed before it;
+  - a fork()ed child: the inherited GPU engine refuses, dropping it returns at once, and a CPU
+    engine of the child's own gives the CPU's tokens.
 Prints a line per check; exits 1 when one fails.
 """
+import json
+import os
+import signal
+import time
+
 from absl import app, flags
 
 from host import _tileinfer
@@ -94,6 +102,8 @@ def main(argv):
             except RuntimeError as e:
                 if len(seen) >= 2 and "non-finite" in str(e):
                     found = (a, x, len(seen))
+                    check("a non-finite logit's error counts the tokens streamed before it",
+                          f"after {len(seen)} tokens were emitted" in str(e), str(e)[:120])
                     break
         if found:
             break
@@ -117,6 +127,41 @@ def main(argv):
                   got_ok["tokens"] == want_ok["tokens"], f"prompts {list(found[:2])} and {ok_prompt}")
         except RuntimeError as e:
             check("stop before a non-finite step, then a request sharing its first row", False, str(e)[:120])
+
+    # A fork()ed child: the GPU engines it inherited refuse to generate, dropping them returns at
+    # once (they free nothing there), and a CPU engine of its own serves it.
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_end)
+            try:
+                gpu.generate(prompt_ids=prompt, max_new_tokens=4)
+                refused = "no error"
+            except RuntimeError as e:
+                refused = str(e)
+            gpu = big = None  # noqa: F841 (the inherited engines' destructors run here)
+            own = _tileinfer.Engine(tiny, device="cpu").generate(prompt_ids=prompt, max_new_tokens=40, stop_at_eos=False)
+            os.write(write_end, json.dumps({"refused": refused, "tokens": own["tokens"]}).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    deadline = time.monotonic() + 60
+    while os.waitpid(pid, os.WNOHANG) == (0, 0):
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            break
+        time.sleep(0.05)
+    with os.fdopen(read_end, "rb") as f:
+        child = f.read().decode()
+    try:
+        child = json.loads(child)
+        check("a forked child: the GPU engine refuses, dropping it returns, a CPU engine of its own serves",
+              "cannot serve another process" in child["refused"] and child["tokens"] == want["tokens"])
+    except ValueError:
+        check("a forked child: the GPU engine refuses, dropping it returns, a CPU engine of its own serves",
+              False, "the child hung or died: " + repr(child[:120]))
     print("python_gpu:", "FAIL: " + ", ".join(_failed) if _failed else "PASS")
     return 1 if _failed else 0
 
