@@ -52,7 +52,7 @@ struct Engine::Impl {
         // Named here: the tokenizer's offset would be the rendered conversation's.
         const size_t bad = InvalidUtf8At(m.content);
         if (bad != std::string::npos) {
-          throw tileinfer::Error("chat message " + std::to_string(messages.size()) + " (" + m.role +
+          throw tileinfer::Error("chat[" + std::to_string(messages.size()) + "] (" + m.role +
                                  ") is not valid UTF-8 at byte " + std::to_string(bad) +
                                  ": replace its ill-formed bytes with U+FFFD (a Result::text can end "
                                  "inside a character, or hold sampled bytes that are not UTF-8)");

@@ -84,7 +84,7 @@ TEST(ApiTest, AChatMessageThatIsNotUtf8IsNamed) {
   std::unique_ptr<api::Engine> engine = OpenGolden();
   std::vector<int> ids;
   const std::string message = engine->ChatPromptIds({{"user", "hi"}, {"assistant", "ok\xE2\x82"}}, &ids).message();
-  EXPECT_EQ(message.rfind("chat message 1 (assistant) is not valid UTF-8 at byte 2: replace its ill-formed bytes", 0), 0u)
+  EXPECT_EQ(message.rfind("chat[1] (assistant) is not valid UTF-8 at byte 2: replace its ill-formed bytes", 0), 0u)
       << message;
 }
 
