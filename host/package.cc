@@ -329,15 +329,15 @@ void Package::ParseMeta() {
                   " is out of range (1.." + std::to_string(limit) + ")");
     }
   };
-  positive(model_.hidden, "model.hidden_size", 1 << 16);
-  positive(model_.ffn, "model.intermediate_size", 1 << 18);
-  positive(model_.layers, "model.num_layers", 1024);
-  positive(model_.heads, "model.num_heads", 1024);
-  positive(model_.kv_heads, "model.num_kv_heads", 1024);
-  positive(model_.head_dim, "model.head_dim", 512);
-  positive(model_.vocab, "model.vocab_size", 1 << 24);
-  positive(plan_.workers, "plan.workers", 1 << 16);
-  positive(plan_.max_context, "plan.max_context", 1 << 20);
+  positive(model_.hidden, "model.hidden_size", format::kMaxModelHiddenSize);
+  positive(model_.ffn, "model.intermediate_size", format::kMaxModelIntermediateSize);
+  positive(model_.layers, "model.num_layers", format::kMaxModelNumLayers);
+  positive(model_.heads, "model.num_heads", format::kMaxModelNumHeads);
+  positive(model_.kv_heads, "model.num_kv_heads", format::kMaxModelNumKvHeads);
+  positive(model_.head_dim, "model.head_dim", format::kMaxModelHeadDim);
+  positive(model_.vocab, "model.vocab_size", format::kMaxModelVocabSize);
+  positive(plan_.workers, "plan.workers", format::kMaxPlanWorkers);
+  positive(plan_.max_context, "plan.max_context", format::kMaxPlanMaxContext);
   // The planner's rule (py/planner/plan.py make_plan): a request's prompt and new tokens share
   // max_context positions, so a package needs room for one of each.
   if (plan_.max_context < 2) {
@@ -345,10 +345,10 @@ void Package::ParseMeta() {
                 " leaves no position for a new token after the prompt's first; " + kReplan +
                 " with --max_context=2 or more");
   }
-  positive(plan_.attention_chunks, "plan.attention_chunks", 1 << 16);
-  positive(plan_.attention_min_chunk, "plan.attention_min_chunk", 1 << 20);
+  positive(plan_.attention_chunks, "plan.attention_chunks", format::kMaxPlanAttentionChunks);
+  positive(plan_.attention_min_chunk, "plan.attention_min_chunk", format::kMaxPlanAttentionMinChunk);
   positive(plan_.ffn_parts, "plan.ffn_parts", static_cast<int>(format::kFfnMaxParts));  // the fixed-point headroom
-  positive(plan_.lm_head_slots, "plan.lm_head_slots", 1 << 16);
+  positive(plan_.lm_head_slots, "plan.lm_head_slots", format::kMaxPlanLmHeadSlots);
   // The planner's rule: a positive float32 (normal) number, so that narrowing it is defined
   // and keeps it positive.
   if (!(rms_norm_eps >= std::numeric_limits<float>::min() && rms_norm_eps <= std::numeric_limits<float>::max())) {

@@ -43,6 +43,8 @@ def _render_fn(template: str, bos_token: str | None, eos_token: str | None):
         compiled = env.from_string(template)
     except jinja2.exceptions.TemplateError as e:
         raise ChatTemplateError(f"the chat template does not parse: {e}") from None
+    except (RecursionError, MemoryError) as e:  # e.g. blocks nested past Python's depth
+        raise ChatTemplateError(f"the chat template does not parse: {type(e).__name__}: {e}") from None
 
     def render(messages, add_generation_prompt=False):
         try:
@@ -51,6 +53,8 @@ def _render_fn(template: str, bos_token: str | None, eos_token: str | None):
                                    date_string="01 Jan 2026")
         except jinja2.exceptions.TemplateError as e:
             raise ChatTemplateError(f"the chat template fails to render: {e}") from None
+        except Exception as e:  # the template's own errors: a TypeError, 1 // 0, a recursive macro
+            raise ChatTemplateError(f"the chat template fails to render: {type(e).__name__}: {e}") from None
 
     return render
 

@@ -103,5 +103,17 @@ def test_broken_template_is_refused():
         chat_template.derive("{% for m in messages %}", None, None)
 
 
+@pytest.mark.parametrize("template, needle", [
+    ("{% for m in messages %}{{ m['content'] / 2 }}{% endfor %}", "TypeError"),
+    ("{{ 1 // 0 }}", "ZeroDivisionError"),
+    ("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", "RecursionError"),
+])
+def test_a_template_that_raises_while_rendering_is_refused(template, needle):
+    """Errors of the template's own code, not Jinja's: a ChatTemplateError (the planner then
+    writes no chat format), not a traceback."""
+    with pytest.raises(chat_template.ChatTemplateError, match=f"fails to render: {needle}"):
+        chat_template.derive(template, None, None)
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))

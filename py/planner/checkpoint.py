@@ -99,6 +99,10 @@ def _tensor_locations(root: pathlib.Path) -> tuple[dict[str, pathlib.Path], int]
         weight_map = index.get("weight_map")
         if not isinstance(weight_map, dict) or not weight_map:
             raise CheckpointError(f"{index_path}: no 'weight_map' object")
+        bad = next(((k, v) for k, v in weight_map.items() if not isinstance(v, str) or not v), None)
+        if bad is not None:
+            raise CheckpointError(f"{index_path}: weight_map gives {bad[0]!r} the shard {bad[1]!r}, "
+                                  f"not a file name; re-download the checkpoint")
         shards = sorted(set(weight_map.values()))
         for shard in shards:
             if not (root / shard).is_file():
@@ -136,6 +140,15 @@ class _ShardReader:
             except Exception as e:  # safetensors raises its own SafetensorError on bad headers
                 raise CheckpointError(f"{path}: cannot open as safetensors: {e}") from e
         return self._handles[path]
+
+    def held(self) -> dict[str, pathlib.Path]:
+        """Every tensor name the files hold -> its file: a shard may hold a tensor its index does
+        not name, which the index alone would hide."""
+        names: dict[str, pathlib.Path] = {}
+        for path in sorted(set(self._locations.values())):
+            for name in self._handle(path).keys():
+                names.setdefault(name, path)
+        return names
 
     def read(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
         path = self._locations.get(name)
@@ -176,11 +189,12 @@ def _load_dir(root: pathlib.Path, description: str) -> Checkpoint:
     reader = _ShardReader(locations)
     expected = weights_lib.expected_tensors(config)
     wanted = {name for name, _ in expected} | {weights_lib.LM_HEAD_NAME}
-    unexpected = sorted(n for n in locations if n not in wanted and not _IGNORED_TENSOR.match(n))
+    present = {**reader.held(), **locations}  # the index's names, and any a shard holds besides
+    unexpected = sorted(n for n in present if n not in wanted and not _IGNORED_TENSOR.match(n))
     if unexpected:
         # Unknown tensors mean an architecture variant we would decode wrongly (biases, extra
         # norms); refuse rather than ignore.
-        raise CheckpointError(f"{locations[unexpected[0]]}: unexpected tensor(s) "
+        raise CheckpointError(f"{present[unexpected[0]]}: unexpected tensor(s) "
                               f"{', '.join(unexpected[:5])}{' ...' if len(unexpected) > 5 else ''} "
                               f"for a Llama checkpoint")
 

@@ -164,6 +164,27 @@ def test_index_names_a_tensor_the_shard_lacks(tmp_path):
         load_checkpoint(str(tmp_path))
 
 
+def test_a_shard_name_that_is_not_a_string(tmp_path):
+    write_tiny_checkpoint(tmp_path, **TINY, sharded=True)
+    path = tmp_path / "model.safetensors.index.json"
+    index = json.loads(path.read_text())
+    index["weight_map"]["model.norm.weight"] = 5
+    path.write_text(json.dumps(index))
+    with pytest.raises(CheckpointError, match=r"weight_map gives 'model\.norm\.weight' the shard 5, not a file name"):
+        load_checkpoint(str(tmp_path))
+
+
+def test_a_shard_holding_a_tensor_its_index_does_not_name(tmp_path):
+    """A bias in a shard but not in the index: refused as in a single file, not left out."""
+    write_tiny_checkpoint(tmp_path, **TINY, sharded=True)
+    index = json.loads((tmp_path / "model.safetensors.index.json").read_text())
+    shard = index["weight_map"]["model.layers.0.mlp.gate_proj.weight"]
+    rewrite(tmp_path / shard, lambda t: t.__setitem__("model.layers.0.mlp.gate_proj.bias",
+                                                      np.ones(TINY["ffn"], np.float32)))
+    with pytest.raises(CheckpointError, match=rf"{shard}: unexpected tensor\(s\) model\.layers\.0\.mlp\.gate_proj\.bias"):
+        load_checkpoint(str(tmp_path))
+
+
 def test_missing_tensor_names_the_tensor(tmp_path):
     write_tiny_checkpoint(tmp_path, **TINY)
     rewrite(tmp_path / "model.safetensors", lambda t: t.pop("model.layers.1.mlp.up_proj.weight"))

@@ -77,6 +77,7 @@ Each wave ends at a grid barrier (sync = SYNC_GRID_BARRIER). SYNC_NONE is reserv
 finer synchronisation: a wave without a barrier merges with the next one for hazards.
 """
 
+import re
 import struct
 
 MAGIC = b"TILEPKG\x00"
@@ -117,6 +118,30 @@ DTYPE_BYTES = {"BF16": 2, "F32": 4, "CANDIDATE": 8, "FIXED64": 8}
 FIXED_FRACTION_BITS = 32
 FIXED_MAX_MAGNITUDE = 2.0 ** 21
 FFN_MAX_PARTS = 511
+
+# The largest meta value the runtime takes (host/package.cc refuses a package beyond them; the
+# validator, the checkpoint's config and the planner's flags are checked against them first, so
+# that the planner never writes a package the runtime refuses). Each value is at least 1.
+META_LIMITS = {
+    "model.hidden_size": 1 << 16,
+    "model.intermediate_size": 1 << 18,
+    "model.num_layers": 1024,
+    "model.num_heads": 1024,
+    "model.num_kv_heads": 1024,
+    "model.head_dim": 512,
+    "model.vocab_size": 1 << 24,
+    "plan.workers": 1 << 16,
+    "plan.max_context": 1 << 20,
+    "plan.attention_chunks": 1 << 16,
+    "plan.attention_min_chunk": 1 << 20,
+    "plan.lm_head_slots": 1 << 16,
+}
+
+
+def limit_constant(key: str) -> str:
+    """The C++ name of META_LIMITS[key]: "model.hidden_size" -> "kMaxModelHiddenSize"."""
+    return "kMax" + "".join(w.capitalize() for w in re.split(r"[._]", key))
+
 
 # What a buffer holds, which decides how the validator treats reads of it.
 BUFFER_KINDS = {

@@ -36,6 +36,8 @@ def render() -> str:
         f"inline constexpr int kFixedFractionBits = {spec.FIXED_FRACTION_BITS};  // FIXED64: units of 2^-this",
         f"inline constexpr float kFixedMaxMagnitude = {spec.FIXED_MAX_MAGNITUDE!r}f;  // fix()'s range",
         f"inline constexpr uint32_t kFfnMaxParts = {spec.FFN_MAX_PARTS};",
+        "// The largest meta values the runtime takes (format_spec.META_LIMITS).",
+        *(f"inline constexpr int {spec.limit_constant(k)} = {v};  // {k}" for k, v in spec.META_LIMITS.items()),
         "",
         "inline constexpr const char* kSectionNames[] = {"
         + ", ".join(f'"{n}"' for n in spec.SECTION_NAMES) + "};",

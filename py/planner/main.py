@@ -102,6 +102,11 @@ def _chat_format(tok) -> Optional[dict]:
     from planner import chat_template
     if not tok.chat_template:
         return None
+    for what, i in (("BOS", tok.bos_id), ("EOS", tok.eos_ids[0] if tok.eos_ids else None)):
+        if i is not None and not 0 <= i < len(tok.vocab):  # a padded embedding row: no text
+            logging.warning("no chat format in the package: the %s id %d has no token in the "
+                            "tokenizer (%d tokens), so the template cannot write it", what, i, len(tok.vocab))
+            return None
     bos = tok.vocab[tok.bos_id] if tok.bos_id is not None else None
     eos = tok.vocab[tok.eos_ids[0]] if tok.eos_ids else None
     try:

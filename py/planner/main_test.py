@@ -54,6 +54,16 @@ def run_cli(*args, cwd=None, env=None):
                           cwd=cwd, env=e, timeout=120)
 
 
+def test_a_bos_id_without_a_token_leaves_no_chat_format(caplog):
+    """A config BOS id past the tokenizer's tokens (a padded embedding row) has no text for the
+    template to write: no chat format, with a warning, where an IndexError stopped the planner."""
+    import types
+    tok = types.SimpleNamespace(chat_template="{{ bos_token }}{% for m in messages %}{{ m['content'] }}{% endfor %}",
+                                bos_id=55, eos_ids=[2], vocab=[f"t{i}" for i in range(50)])
+    assert planner_main._chat_format(tok) is None
+    assert "the BOS id 55 has no token in the tokenizer (50 tokens)" in caplog.text
+
+
 def test_cli_writes_and_summarises(checkpoint, tmp_path):
     # Relative --out resolves against BUILD_WORKING_DIRECTORY, as under `bazel run`.
     r = run_cli(f"--checkpoint={checkpoint}", "--target=h200", "--out=rel.tpkg",

@@ -21,6 +21,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from planner import format_spec as spec
+
 
 class ConfigError(ValueError):
     """A checkpoint configuration that TileInfer cannot (or must not) decode."""
@@ -156,6 +158,10 @@ class LlamaConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
                 raise ConfigError(f"{name}={v!r} must be a positive int")
+            limit = spec.META_LIMITS.get(f"model.{name}")
+            if limit is not None and v > limit:
+                raise ConfigError(f"{name}={v} is beyond the runtime's limit of {limit} "
+                                  f"(format_spec.META_LIMITS): this model cannot be planned")
         if self.num_heads % self.num_kv_heads:
             raise ConfigError(f"num_attention_heads={self.num_heads} is not divisible by "
                               f"num_key_value_heads={self.num_kv_heads}; grouped-query attention "

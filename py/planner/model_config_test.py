@@ -174,6 +174,10 @@ def test_unsupported_rope_scaling(rope, needle):
     ({"rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                        "original_max_position_embeddings": 8192.5}},
      r"original_max_position_embeddings=8192.5 must be a whole number of positions"),
+    # The runtime's limits (format_spec.META_LIMITS): refused here, not by the runtime after planning.
+    ({"head_dim": 1024}, r"head_dim=1024 is beyond the runtime's limit of 512"),
+    ({"num_hidden_layers": 1025}, r"num_layers=1025 is beyond the runtime's limit of 1024"),
+    ({"intermediate_size": 300000}, r"intermediate_size=300000 is beyond the runtime's limit of 262144"),
 ])
 def test_config_errors(changes, needle):
     with pytest.raises(ConfigError, match=needle):

@@ -144,7 +144,7 @@ def default_attention_min_chunk(num_kv_heads: int) -> int:
 # worker's attention; shorter chunks at the long end only add ATTN_OUT merge work.
 ATTENTION_CHUNK_MIN_POSITIONS = 192
 # The most context chunks a K/V head the runtime accepts (host/package.cc: plan.attention_chunks).
-MAX_ATTENTION_CHUNKS = 1 << 16
+MAX_ATTENTION_CHUNKS = spec.META_LIMITS["plan.attention_chunks"]
 
 
 # The default worker count (default_workers): the largest multiple of WORKER_MULTIPLE that
@@ -217,15 +217,19 @@ def make_plan(config: LlamaConfig, target: Target, *, max_context: int,
     NH, NKV, HD = c.num_heads, c.num_kv_heads, c.head_dim
     Q, KV = NH * HD, NKV * HD
     W = default_workers(target.workers) if workers is None else workers
-    if not isinstance(W, int) or isinstance(W, bool) or not 1 <= W <= target.workers:
-        raise ValueError(f"workers={workers!r} must be in [1, {target.workers}] (the target's "
-                         f"sm_count x workers_per_sm)")
+    max_workers = min(target.workers, spec.META_LIMITS["plan.workers"])
+    if not isinstance(W, int) or isinstance(W, bool) or not 1 <= W <= max_workers:
+        raise ValueError(f"workers={workers!r} must be in [1, {max_workers}] (the target's "
+                         f"sm_count x workers_per_sm, and at most the runtime's "
+                         f"{spec.META_LIMITS['plan.workers']})")
     # 2 at least: a request's prompt and new tokens together fit in max_context (host/generate.cc),
     # so a one-position cache would serve no request at all.
+    longest = min(c.max_position_embeddings, spec.META_LIMITS["plan.max_context"])
     if (not isinstance(max_context, int) or isinstance(max_context, bool)
-            or not 2 <= max_context <= c.max_position_embeddings):
-        raise ValueError(f"max_context={max_context!r} must be in [2, "
-                         f"max_position_embeddings={c.max_position_embeddings}] (a request's prompt "
+            or not 2 <= max_context <= longest):
+        raise ValueError(f"max_context={max_context!r} must be in [2, {longest}] (at most the "
+                         f"model's max_position_embeddings={c.max_position_embeddings} and the "
+                         f"runtime's {spec.META_LIMITS['plan.max_context']}; a request's prompt "
                          f"and new tokens together fit in it: 2 is one prompt token and one new one)")
     if attention_chunks is None:
         C = max(1, min(W // NKV, -(-max_context // ATTENTION_CHUNK_MIN_POSITIONS)))
@@ -238,8 +242,10 @@ def make_plan(config: LlamaConfig, target: Target, *, max_context: int,
                          f"runtime's limit)")
     if attention_min_chunk is None:
         attention_min_chunk = default_attention_min_chunk(NKV)
-    if not isinstance(attention_min_chunk, int) or attention_min_chunk < 1:
-        raise ValueError(f"attention_min_chunk={attention_min_chunk!r} must be a positive int")
+    if (not isinstance(attention_min_chunk, int) or isinstance(attention_min_chunk, bool)
+            or not 1 <= attention_min_chunk <= spec.META_LIMITS["plan.attention_min_chunk"]):
+        raise ValueError(f"attention_min_chunk={attention_min_chunk!r} must be an int in [1, "
+                         f"{spec.META_LIMITS['plan.attention_min_chunk']}] (the runtime's limit)")
 
     parts = {}
     for name, value in (("qkv_parts", qkv_parts), ("attn_out_parts", attn_out_parts),

@@ -299,7 +299,10 @@ def test_bad_arguments_are_refused():
                     (dict(max_context=8, attention_chunks=0), "attention_chunks"),
                     (dict(max_context=8, attention_chunks=9), r"attention_chunks=9 must be an int in \[1, 8\]"),
                     (dict(max_context=8, attention_chunks=True), "attention_chunks"),
-                    (dict(max_context=8, attention_min_chunk=0), "attention_min_chunk")):
+                    (dict(max_context=8, attention_min_chunk=0), "attention_min_chunk"),
+                    # The runtime's limit, before any packing (2^32 overflowed a uint32 record there).
+                    (dict(max_context=8, attention_min_chunk=2**32),
+                     r"attention_min_chunk=4294967296 must be an int in \[1, 1048576\] \(the runtime's limit\)")):
         with pytest.raises(ValueError, match=msg):
             plan_lib.make_plan(c, t, **kw)
 
@@ -414,6 +417,14 @@ def test_target_file_errors(tmp_path):
         target_lib.load_target(_write(tmp_path, {**good, "sm_count": True}))
     with pytest.raises(target_lib.TargetError, match="compute_capability"):
         target_lib.load_target(_write(tmp_path, {**good, "compute_capability": [8]}))
+    # The runtime reads these as 32-bit ints; a bandwidth must be finite (the package's JSON).
+    for key, value, needle in (("workers_per_sm", 10**20, r"workers_per_sm=100000000000000000000 must be a "
+                                                         r"positive int \(32-bit\)"),
+                               ("compute_capability", [10**20, 0], r"compute_capability=.* is beyond a 32-bit int"),
+                               ("shared_memory_per_worker", 2**31, r"shared_memory_per_worker=2147483648 must be"),
+                               ("bandwidth_gbps", float("inf"), r"bandwidth_gbps=inf must be a positive finite")):
+        with pytest.raises(target_lib.TargetError, match=needle):
+            target_lib.load_target(_write(tmp_path, {**good, key: value}))
     with pytest.raises(target_lib.TargetError, match="not valid JSON"):
         target_lib.load_target(_write(tmp_path, "{"))
     with pytest.raises(target_lib.TargetError, match="cannot read"):

@@ -66,21 +66,23 @@ class Target:
                 or not all(_is_int(v) and v >= 0 for v in cc)):
             raise TargetError(f"compute_capability={cc!r} must be [major, minor] (ints)")
         object.__setattr__(self, "compute_capability", (int(cc[0]), int(cc[1])))
+        if cc[0] > _INT32_MAX or cc[1] > _INT32_MAX:  # the runtime reads them as 32-bit ints
+            raise TargetError(f"compute_capability={cc!r} is beyond a 32-bit int")
         for key in ("sm_count", "workers_per_sm", "threads_per_worker",
                     "registers_per_thread"):
             v = getattr(self, key)
-            if not _is_int(v) or v <= 0:
-                raise TargetError(f"{key}={v!r} must be a positive int")
-        if not _is_int(self.shared_memory_per_worker) or self.shared_memory_per_worker < 0:
+            if not _is_int(v) or not 0 < v <= _INT32_MAX:
+                raise TargetError(f"{key}={v!r} must be a positive int (32-bit)")
+        if not _is_int(self.shared_memory_per_worker) or not 0 <= self.shared_memory_per_worker <= _INT32_MAX:
             raise TargetError(f"shared_memory_per_worker={self.shared_memory_per_worker!r} "
-                              f"must be an int >= 0 (bytes)")
+                              f"must be an int >= 0 (bytes, 32-bit)")
         if not isinstance(self.worker_fingerprint, str) or not self.worker_fingerprint:
             raise TargetError(f"worker_fingerprint={self.worker_fingerprint!r} must be a "
                               f"non-empty string (hex digest or {UNPROBED!r})")
         bw = self.bandwidth_gbps
         if bw is not None and (isinstance(bw, bool) or not isinstance(bw, (int, float))
-                               or not bw > 0):
-            raise TargetError(f"bandwidth_gbps={bw!r} must be a positive number or absent")
+                               or not 0 < bw < float("inf")):
+            raise TargetError(f"bandwidth_gbps={bw!r} must be a positive finite number or absent")
 
     @property
     def workers(self) -> int:
@@ -116,6 +118,9 @@ _REQUIRED = tuple(f.name for f in dataclasses.fields(Target) if f.name != "bandw
 # local_bytes_per_thread: the probe's report of the worker's spills and stack (information
 # for people; plans do not depend on it).
 _OPTIONAL = ("bandwidth_gbps", "local_bytes_per_thread")
+
+
+_INT32_MAX = 2**31 - 1
 
 
 def _is_int(v) -> bool:

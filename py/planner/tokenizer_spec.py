@@ -109,12 +109,18 @@ class TokenizerSpec:
             raise TokenizerError(f"{tok_path}: model.vocab must be an object token -> id")
         by_id: dict[int, str] = {}
         for content, i in vocab_map.items():
+            if isinstance(i, bool) or not isinstance(i, int) or i < 0:
+                raise TokenizerError(f"{tok_path}: model.vocab gives {content!r} the id {i!r}; ids "
+                                     f"are ints >= 0")
             if i in by_id:
                 raise TokenizerError(f"{tok_path}: id {i} is used by {by_id[i]!r} and {content!r}")
             by_id[i] = content
         special, added = {}, {}
         for entry in tok.get("added_tokens") or []:
             i, content = entry["id"], entry["content"]
+            if isinstance(i, bool) or not isinstance(i, int) or i < 0:
+                raise TokenizerError(f"{tok_path}: added token {content!r} has the id {i!r}; ids "
+                                     f"are ints >= 0")
             flags = [f for f in ("lstrip", "rstrip", "single_word") if entry.get(f)]
             if flags:
                 # They change where HF cuts the token out of the text; the runtime cuts
@@ -127,10 +133,12 @@ class TokenizerSpec:
             by_id[i] = content
             (special if entry.get("special") else added)[i] = content
         n = max(by_id) + 1 if by_id else 0
-        gaps = [i for i in range(n) if i not in by_id]
-        if gaps:
-            raise TokenizerError(f"{tok_path}: token ids {gaps[:5]} have no token; ids must be "
-                                 f"dense")
+        if n > len(by_id):
+            # Ids are not dense. The first gaps lie below len(by_id) + 5 (pigeonhole), so no list
+            # of all n ids is built: one id of 1e9 in a broken file would fill the memory.
+            gaps = [i for i in range(min(n, len(by_id) + 5)) if i not in by_id]
+            raise TokenizerError(f"{tok_path}: token ids {gaps[:5]} have no token (the largest id is "
+                                 f"{n - 1}, with {len(by_id)} tokens); ids must be dense")
         vocab = [by_id[i] for i in range(n)]
         if config is not None and n > config.vocab_size:
             raise TokenizerError(f"{tok_path}: {n} tokens but the model has only "

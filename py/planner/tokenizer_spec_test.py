@@ -110,6 +110,18 @@ def break_duplicate_id(tok):
     tok["model"]["vocab"]["extra"] = 5
 
 
+def break_huge_id(tok):  # one id of 1e9: refused at once, without a list of every id below it
+    tok["model"]["vocab"]["zzz"] = 1_000_000_000
+
+
+def break_string_id(tok):
+    tok["model"]["vocab"]["zzz"] = "7"
+
+
+def break_negative_added_id(tok):
+    tok["added_tokens"][0]["id"] = -1
+
+
 def break_merge(tok):
     tok["model"]["merges"][3] = "abc"
 
@@ -159,6 +171,9 @@ def break_template_suffix(tok):
     (break_model_type, "Unigram"), (break_byte_fallback, "byte_fallback"),
     (break_metaspace, "pre-tokenizer 'Metaspace' is not supported"), (break_normalizer, "NFC"),
     (break_gap, "dense"), (break_duplicate_id, "id 5"), (break_merge, "abc"),
+    (break_huge_id, r"the largest id is 1000000000, .* ids must be dense"),
+    (break_string_id, r"model\.vocab gives 'zzz' the id '7'; ids are ints >= 0"),
+    (break_negative_added_id, r"has the id -1; ids are ints >= 0"),
     (break_lstrip, "lstrip"),
     (break_subword_prefix, r"model.continuing_subword_prefix='##' is not supported"),
     (break_prefix_space, "ByteLevel add_prefix_space=true is not supported"),

@@ -270,6 +270,11 @@ def _check_params(p: _Parts) -> None:
                 "lm_head_slots"):
         if not isinstance(pr[key], int) or pr[key] < 1:
             raise PlanError(f"meta['plan'][{key!r}]={pr[key]!r} must be a positive int")
+    for key, limit in spec.META_LIMITS.items():  # what host/package.cc takes
+        section, name = key.split(".")
+        value = (m if section == "model" else pr).get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and value > limit:
+            raise PlanError(f"meta value {key} = {value} is beyond the runtime's limit of {limit}")
     if pr["max_context"] < 2:  # make_plan's rule: one prompt token and one new one at least
         raise PlanError(f"meta['plan']['max_context']={pr['max_context']} leaves no position for a "
                         f"new token after the prompt's first; re-plan with --max_context=2 or more")

@@ -213,6 +213,9 @@ def test_table_and_meta_consistency(plan):
             r"meta\['plan'\]\['tensors'\] has no 'rope_inv_freq'")
     refused(plan, lambda p: p.params["tensors"].update(embed=1),
             r"meta\['plan'\]\['tensors'\]\['embed'\]=1 is not the tensor named 'embed'")
+    # Beyond what host/package.cc takes (format_spec.META_LIMITS): refused before it is written.
+    refused(plan, lambda p: p.params.update(attention_min_chunk=2**20 + 1),
+            r"meta value plan\.attention_min_chunk = 1048577 is beyond the runtime's limit of 1048576")
     refused(plan, lambda p: p.buffers[p.params["buffers"]["cand"]].update(elements=7),
             r"cand holds 7 slots, meta lm_head_slots = 6")
 

@@ -46,6 +46,8 @@ import tqdm
 from planner import paths  # noqa: E402
 from planner import weights as weights_lib  # noqa: E402
 from planner.model_config import ConfigError, LlamaConfig  # noqa: E402
+from planner import tokenizer_spec  # noqa: E402
+from planner.tokenizer_spec import TokenizerError  # noqa: E402
 
 _GGUF = flags.DEFINE_string("gguf", None, "Path of the llama-architecture .gguf file to import.")
 _OUT = flags.DEFINE_string("hf_out", None, "HF checkpoint directory to create.")
@@ -472,12 +474,20 @@ def import_gguf(gguf_path: str | os.PathLike, out_dir: str | os.PathLike,
         raise GGUFImportError(f"{gguf_path}: {len(reader.tensors) - len(tensors)} tensor names "
                               f"repeat; the file is damaged: re-download or re-convert it")
     _check_tensor_ranges(gguf_path, reader.tensors)
-    hf_config = _hf_config(reader, tensors)
     try:
+        hf_config = _hf_config(reader, tensors)
         config = LlamaConfig.from_hf(hf_config)
-    except ConfigError as e:
+        tokenizer_json, tokenizer_config = _tokenizer_files(reader, config)
+    except GGUFImportError as e:
+        raise GGUFImportError(f"{gguf_path}: {e}") from e
+    except ConfigError as e:  # a ValueError: before the catch-all below
         raise GGUFImportError(f"{gguf_path}: metadata gives an invalid Llama config: {e}") from e
-    tokenizer_json, tokenizer_config = _tokenizer_files(reader, config)
+    except (TypeError, ValueError, IndexError, KeyError, UnicodeDecodeError, OverflowError) as e:
+        # A metadata value of the wrong type or size (an array where a count belongs, a token id
+        # past the tokens, a token string that is not UTF-8): the file is not what it claims.
+        raise GGUFImportError(f"{gguf_path}: malformed metadata ({type(e).__name__}: {e}); the "
+                              f"file may be damaged or badly converted: re-download or re-convert "
+                              f"it") from e
 
     by_hf: dict[str, Any] = {}
     for name, t in tensors.items():
@@ -539,6 +549,11 @@ def import_gguf(gguf_path: str | os.PathLike, out_dir: str | os.PathLike,
         _write_json(tmp / "generation_config.json", generation_config)
         _write_json(tmp / "tokenizer.json", tokenizer_json)
         _write_json(tmp / "tokenizer_config.json", tokenizer_config)
+        try:  # what the planner will read: refused now, not after the weights are written
+            tokenizer_spec.TokenizerSpec.from_hf_dir(tmp, config)
+        except TokenizerError as e:
+            raise GGUFImportError(f"{gguf_path}: its tokenizer metadata does not give a tokenizer the "
+                                  f"planner takes: {str(e).replace(str(tmp), '<import>')}") from e
         # "pt" is the metadata transformers expects; the bytes are plain little-endian BF16.
         try:
             save_file({name: np.ascontiguousarray(a) for name, a, _ in

@@ -136,7 +136,8 @@ def synthetic_plan(tied):
 
 
 def write_synthetic_gguf(path, *, tied=False, arch="llama", pre="smollm", tok_model="gpt2",
-                         add_bos=False, rope_freqs=None, extra_tensor=None, seed=0):
+                         add_bos=False, rope_freqs=None, extra_tensor=None, seed=0,
+                         token_types=None, merges=None, chat_template=tiny_models.CHAT_TEMPLATE):
     """Writes a GGUF the way convert_hf_to_gguf would (Q/K permuted); returns the HF-order
     tensors that importing must give back, as float32."""
     rng = np.random.default_rng(seed)
@@ -157,12 +158,15 @@ def write_synthetic_gguf(path, *, tied=False, arch="llama", pre="smollm", tok_mo
     w.add_tokenizer_model(tok_model)
     w.add_tokenizer_pre(pre)
     w.add_token_list(tokens)
-    w.add_token_types([3 if i < 3 else 1 for i in range(V)])
-    w.add_token_merges(tok_json["model"]["merges"])
+    w.add_token_types([3 if i < 3 else 1 for i in range(V)] if token_types is None else token_types)
+    w.add_token_merges(tok_json["model"]["merges"] if merges is None else merges)
     w.add_bos_token_id(1)
     w.add_eos_token_id(2)
     w.add_add_bos_token(add_bos)
-    w.add_chat_template(tiny_models.CHAT_TEMPLATE)
+    if isinstance(chat_template, str):
+        w.add_chat_template(chat_template)
+    else:  # a broken file: the template key with another type
+        w.add_uint32("tokenizer.chat_template", chat_template)
     expected = {}
     for gname, hname, shape, qtype in synthetic_plan(tied):
         if len(shape) == 1:
@@ -228,6 +232,11 @@ def test_wrong_rope_freqs_table_is_refused(tmp_path):
     (dict(pre="deepseek-coder"), "deepseek-coder"),
     (dict(tok_model="llama"), "tokenizer.ggml.model='llama'"),
     (dict(extra_tensor="blk.0.attn_q.bias"), r"blk\.0\.attn_q\.bias"),
+    # Malformed metadata: a clean error, not a traceback (a break test's findings).
+    (dict(token_types=[1, 1]), r"m\.gguf: malformed metadata \(IndexError"),
+    # Accepted by the import once, then refused by the planner: now refused here.
+    (dict(merges=["a b c"]), r"m\.gguf: its tokenizer metadata does not give a tokenizer the planner takes"),
+    (dict(chat_template=5), r"m\.gguf: its tokenizer metadata does not give a tokenizer the planner takes"),
 ])
 def test_refusals(tmp_path, kwargs, needle):
     write_synthetic_gguf(tmp_path / "m.gguf", **kwargs)

@@ -25,6 +25,7 @@ from planner import cli
 from planner import main as planner_main
 from planner import package
 from planner import paths
+from planner import target as target_lib
 from tools import gguf_import, smollm2
 
 FLAGS = flags.FLAGS
@@ -91,6 +92,10 @@ def main(argv):
     signals.install()  # SIGTERM / SIGHUP end it as Ctrl-C does: no temporary file left
     imported = False  # by this run
     try:
+        if os.path.realpath(hf_dir) == os.path.realpath(out):
+            raise ValueError(f"--hf_dir and --out name the same path {out}: the import is a folder "
+                             f"and the package a file; give the import its own --hf_dir")
+        target_lib.resolve_target(target)  # a target that does not load: before the import too
         os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
         package.check_out_path(out)  # before the import, which takes a while and 259 MB
         gguf = smollm2.gguf_path()

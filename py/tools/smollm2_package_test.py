@@ -98,6 +98,17 @@ def test_an_out_path_it_may_not_write_is_refused_before_importing(tmp_path):
     assert notes.read_text() == "my notes\n"
 
 
+@pytest.mark.parametrize("flags, needle", [
+    (["--hf_dir={out}"], "--hf_dir and --out name the same path"),  # an import there blocked every later run
+    (["--target=nonexist"], "nonexist"),
+])
+def test_refusals_before_importing(tmp_path, flags, needle):
+    out = tmp_path / "x.tpkg"
+    r = run_tool(f"--out={out}", *[f.format(out=out) for f in flags])
+    assert r.returncode == 1 and needle in r.stderr, r.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing imported, nothing written
+
+
 def test_an_hf_dir_that_is_a_file_is_named_by_this_tool_s_flag(tmp_path):
     notes = tmp_path / "notes.md"
     notes.write_text("x")
