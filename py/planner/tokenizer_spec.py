@@ -19,6 +19,7 @@ import pathlib
 from typing import Any, Mapping
 
 from absl import logging
+import regex
 
 from planner import json_files
 from planner.model_config import LlamaConfig
@@ -257,7 +258,15 @@ def _pre_tokenizer_regexes(pre: Mapping | None, path: pathlib.Path) -> list[str]
             if "Regex" not in pattern or step.get("behavior") != "Isolated" or step.get("invert"):
                 raise TokenizerError(f"{path}: Split pre-tokenizer {step!r} is not supported (only "
                                      f"Regex patterns, behavior Isolated, invert false)")
-            regexes.append(pattern["Regex"])
+            regex_text = pattern["Regex"]
+            if not isinstance(regex_text, str):
+                raise TokenizerError(f"{path}: Split pre-tokenizer pattern {regex_text!r} is not a string")
+            try:  # the runtime compiles it with ICU; Python's regex module takes the same syntax
+                regex.compile(regex_text)  # for what tokenizers use (\p{..}, possessive, atomic)
+            except regex.error as e:
+                raise TokenizerError(f"{path}: Split pre-tokenizer pattern {regex_text!r} does not "
+                                     f"compile ({e})") from None
+            regexes.append(regex_text)
         else:
             raise TokenizerError(f"{path}: pre-tokenizer {kind!r} is not supported")
     if not byte_level:

@@ -144,6 +144,18 @@ def break_split(tok):
         tok["pre_tokenizer"]]}
 
 
+def break_split_regex(tok):  # the runtime's ICU refused it only at the first encode
+    tok["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": "(["}, "behavior": "Isolated", "invert": False},
+        tok["pre_tokenizer"]]}
+
+
+def break_split_regex_type(tok):
+    tok["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": 5}, "behavior": "Isolated", "invert": False},
+        tok["pre_tokenizer"]]}
+
+
 def break_whitespace_step(tok):
     tok["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
         {"type": "Whitespace"}, tok["pre_tokenizer"]]}
@@ -179,6 +191,8 @@ def break_template_suffix(tok):
     (break_prefix_space, "ByteLevel add_prefix_space=true is not supported"),
     (break_split, r"Split pre-tokenizer .* is not supported \(only Regex patterns"),
     (break_whitespace_step, "pre-tokenizer 'Whitespace' is not supported"),
+    (break_split_regex, r"Split pre-tokenizer pattern '\(\[' does not compile"),
+    (break_split_regex_type, r"Split pre-tokenizer pattern 5 is not a string"),
     (break_no_byte_level, "no ByteLevel pre-tokenizer"),
     (break_template_ids, r"post_processor special token '<s>' has ids \[1, 2\]"),
     (break_template_suffix, "adds tokens after the text; not supported"),
