@@ -224,6 +224,8 @@ def main(argv):
                              f"--flags)")
     if not FLAGS.out:
         raise app.UsageError("--out is empty: give the .tpkg file to write")
+    if not FLAGS.checkpoint:  # "" would plan the directory the planner was started in
+        raise app.UsageError("--checkpoint is empty: give an HF checkpoint directory or hub id")
     signals.install()
     checkpoint = FLAGS.checkpoint
     local = paths.from_invocation_dir(checkpoint)

@@ -112,6 +112,8 @@ def test_cli_rejects_stray_arguments_and_reports_errors(checkpoint, tmp_path):
     assert r.returncode != 0 and "--out" in r.stderr
     r = run_cli(f"--checkpoint={checkpoint}", "--out=")
     assert r.returncode != 0 and "--out is empty" in r.stderr
+    r = run_cli("--checkpoint=", f"--out={tmp_path / 'm.tpkg'}")  # it planned the current directory
+    assert r.returncode != 0 and "--checkpoint is empty" in r.stderr
     r = run_cli(f"--checkpoint={checkpoint}", f"--out={tmp_path / 'm.tpkg'}", "--bandwidth_gbps=-5")
     assert r.returncode != 0 and "--bandwidth_gbps=-5.0: give a positive, finite bandwidth" in r.stderr
     r = run_cli(f"--checkpoint={checkpoint}", f"--out={tmp_path / 'm.tpkg'}", "--bandwidth_gbps=inf")

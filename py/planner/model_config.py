@@ -220,8 +220,10 @@ class LlamaConfig:
         if missing:
             raise ConfigError(f"config.json is missing required key(s) {', '.join(missing)}")
         for key in ("attention_bias", "mlp_bias"):
-            if config.get(key):
-                raise ConfigError(f"config.json: {key}=true; TileInfer's Llama has no bias tensors")
+            value = config.get(key)
+            if not (value is False or value is None):  # true, or not a JSON bool ("false" is a string)
+                raise ConfigError(f"config.json: {key}={value!r}; TileInfer's Llama has no bias tensors "
+                                  f"(give false, or leave it out)")
         act = config.get("hidden_act", "silu")
         if act not in ("silu", "swish"):  # transformers' ACT2FN: both are SiLU
             raise ConfigError(f"config.json: hidden_act={act!r}; only 'silu' (or 'swish', the same "
@@ -231,6 +233,8 @@ class LlamaConfig:
         # transformers>=5 moves rope_theta/rope_scaling into one `rope_parameters` object.
         # Normalised here, so that messages name the key the scaling came from.
         rope_params = config.get("rope_parameters")
+        if rope_params is not None and not isinstance(rope_params, Mapping):
+            raise ConfigError(f"config.json: rope_parameters={rope_params!r} must be an object")
         if isinstance(rope_params, Mapping):
             rope_theta = rope_params.get("rope_theta", config.get("rope_theta"))
             rope_scaling = _normalise_rope_scaling(

@@ -140,6 +140,8 @@ def test_unsupported_rope_scaling(rope, needle):
     ({"hidden_size": ...}, "hidden_size"),
     ({"vocab_size": ..., "intermediate_size": ...}, "intermediate_size, vocab_size"),
     ({"attention_bias": True}, "attention_bias"),
+    ({"attention_bias": "false"}, r"attention_bias='false'; TileInfer's Llama has no bias tensors \(give false"),
+    ({"rope_parameters": [1, 2]}, r"rope_parameters=\[1, 2\] must be an object"),
     ({"hidden_act": "gelu"}, "gelu"),
     ({"eos_token_id": ...}, "eos_token_id"),
     ({"eos_token_id": 999999}, "999999"),
