@@ -233,10 +233,21 @@ def check_out_path(path: str) -> None:
     """
     if not path:
         raise PackageError("the output path is empty: give the .tpkg file to write (--out)")
+    if path.endswith(os.sep):
+        raise PackageError(f"{path} ends in {os.sep!r}, so it names a directory: give the .tpkg file "
+                           f"to write (--out)")
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
         raise PackageError(f"{path}: its directory {parent} does not exist: create it first, "
                            f"or give another --out")
+    # write_package writes <name>.tmp-<pid> beside it first: that name must fit the file system.
+    name_max = os.pathconf(parent, "PC_NAME_MAX")
+    longest = len(os.fsencode(os.path.basename(path))) + len(".tmp-") + 10  # a pid has at most 10 digits
+    if longest > name_max:
+        raise PackageError(f"{path}: its file name is {len(os.fsencode(os.path.basename(path)))} bytes; the "
+                           f"planner first writes <name>.tmp-<pid> beside it, which the file system's "
+                           f"{name_max}-byte names cannot hold: give a name of at most "
+                           f"{name_max - len('.tmp-') - 10} bytes")
     try:
         st = os.lstat(path)
     except FileNotFoundError:

@@ -264,6 +264,13 @@ def test_out_paths_that_are_not_regular_files_are_refused(tmp_path, model):
         write(tmp_path / "nowhere" / "m.tpkg", model)
     with pytest.raises(PackageError, match="output path is empty"):
         package.check_out_path("")
+    # A trailing separator, and a name whose temporary <name>.tmp-<pid> would not fit (both
+    # failed only when the temporary file was opened, after the checkpoint had loaded).
+    with pytest.raises(PackageError, match=r"x\.tpkg/ ends in '/', so it names a directory"):
+        package.check_out_path(f"{tmp_path}/x.tpkg/")
+    with pytest.raises(PackageError, match=r"its file name is 250 bytes; .* give a name of at most 240 bytes"):
+        package.check_out_path(str(tmp_path / ("m" * 245 + ".tpkg")))
+    package.check_out_path(str(tmp_path / ("m" * 235 + ".tpkg")))  # 240 bytes: room for the suffix
     assert sorted(os.listdir(tmp_path)) == ["dir.tpkg", "fifo", "link.tpkg", "t.tpkg"]
 
 
