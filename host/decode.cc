@@ -183,6 +183,8 @@ int Run() {
       api::Request turn = request;
       std::vector<int> ids;
       if (engine->ChatPromptIds(request.chat, &ids).ok()) {  // else Generate says what is wrong
+        turn.chat.clear();  // its ids, encoded once
+        turn.prompt_ids = ids;
         const int room = engine->max_context() - static_cast<int>(ids.size());
         if (room < 1) {
           throw Error("the conversation (" + std::to_string(ids.size()) + " tokens with this turn) has filled the "
