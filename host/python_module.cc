@@ -306,7 +306,7 @@ class PyEngine {
     d["prompt_ids"] = result.prompt_ids;
     d["prompt_reused"] = result.prompt_reused;
     d["tokens"] = result.tokens;
-    d["text"] = py::bytes(result.text).attr("decode")("utf-8", "replace");
+    d["text"] = Utf8Text(result.text);
     d["stopped"] = result.stopped;
     d["prompt_ms"] = result.prompt_ms;
     d["decode_ms"] = result.decode_ms;

@@ -208,6 +208,11 @@ def _json_bytes(obj) -> bytes:
                       allow_nan=False).encode("utf-8")
 
 
+# write_package's temporary file beside the package: <path> + _TMP_SUFFIX + <pid>.
+_TMP_SUFFIX = ".tmp-"
+_PID_DIGITS_MAX = 10  # a pid_t (32-bit) in decimal
+
+
 def remove_stale_temporaries(path: str) -> None:
     """Removes the `<path>.tmp-<pid>` files (write_package's temporary file) whose process no
     longer runs: a planner killed by a signal it cannot catch (SIGKILL, the OOM killer) leaves
@@ -216,7 +221,7 @@ def remove_stale_temporaries(path: str) -> None:
     A file that cannot be removed is logged, not raised: writing the package does not need it.
     """
     directory, base = os.path.split(os.path.abspath(path))
-    paths.remove_dead_temporaries(directory, base + ".tmp-", directories=False, what="a temporary package file",
+    paths.remove_dead_temporaries(directory, base + _TMP_SUFFIX, directories=False, what="a temporary package file",
                                   output=path)
 
 
@@ -242,12 +247,12 @@ def check_out_path(path: str) -> None:
                            f"or give another --out")
     # write_package writes <name>.tmp-<pid> beside it first: that name must fit the file system.
     name_max = os.pathconf(parent, "PC_NAME_MAX")
-    longest = len(os.fsencode(os.path.basename(path))) + len(".tmp-") + 10  # a pid has at most 10 digits
-    if longest > name_max:
-        raise PackageError(f"{path}: its file name is {len(os.fsencode(os.path.basename(path)))} bytes; the "
-                           f"planner first writes <name>.tmp-<pid> beside it, which the file system's "
-                           f"{name_max}-byte names cannot hold: give a name of at most "
-                           f"{name_max - len('.tmp-') - 10} bytes")
+    name_bytes = len(os.fsencode(os.path.basename(path)))
+    room = name_max - len(_TMP_SUFFIX) - _PID_DIGITS_MAX
+    if name_bytes > room:
+        raise PackageError(f"{path}: its file name is {name_bytes} bytes; the planner first writes "
+                           f"<name>{_TMP_SUFFIX}<pid> beside it, which the file system's {name_max}-byte "
+                           f"names cannot hold: give a name of at most {room} bytes")
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -338,7 +343,7 @@ def write_package(path: str, plan: plan_lib.Plan, weights: weights_lib.ModelWeig
     path = os.fspath(path)
     check_out_path(path)
     remove_stale_temporaries(path)
-    tmp = f"{path}.tmp-{os.getpid()}"
+    tmp = f"{path}{_TMP_SUFFIX}{os.getpid()}"
     try:
         f = open(tmp, "wb")
     except OSError as e:

@@ -47,7 +47,6 @@ from planner import paths  # noqa: E402
 from planner import weights as weights_lib  # noqa: E402
 from planner.model_config import ConfigError, LlamaConfig  # noqa: E402
 from planner import tokenizer_spec  # noqa: E402
-from planner.tokenizer_spec import TokenizerError  # noqa: E402
 
 _GGUF = flags.DEFINE_string("gguf", None, "Path of the llama-architecture .gguf file to import.")
 _OUT = flags.DEFINE_string("hf_out", None, "HF checkpoint directory to create.")
@@ -551,7 +550,7 @@ def import_gguf(gguf_path: str | os.PathLike, out_dir: str | os.PathLike,
         _write_json(tmp / "tokenizer_config.json", tokenizer_config)
         try:  # what the planner will read: refused now, not after the weights are written
             tokenizer_spec.TokenizerSpec.from_hf_dir(tmp, config)
-        except TokenizerError as e:
+        except tokenizer_spec.TokenizerError as e:
             raise GGUFImportError(f"{gguf_path}: its tokenizer metadata does not give a tokenizer the "
                                   f"planner takes: {str(e).replace(str(tmp), '<import>')}") from e
         # "pt" is the metadata transformers expects; the bytes are plain little-endian BF16.

@@ -95,7 +95,7 @@ def main(argv):
         if os.path.realpath(hf_dir) == os.path.realpath(out):
             raise ValueError(f"--hf_dir and --out name the same path {out}: the import is a folder "
                              f"and the package a file; give the import its own --hf_dir")
-        target_lib.resolve_target(target)  # a target that does not load: before the import too
+        target = target_lib.resolve_target(target)  # loaded once, before the import: a bad one fails at once
         os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
         package.check_out_path(out)  # before the import, which takes a while and 259 MB
         gguf = smollm2.gguf_path()
