@@ -22,6 +22,7 @@ from absl import app
 from absl import flags
 from absl import logging
 
+from planner import model_config
 from planner import package as package_lib
 from planner import paths
 from planner import plan as plan_lib
@@ -116,6 +117,22 @@ def _chat_format(tok) -> Optional[dict]:
         return None
 
 
+def _check_bandwidth(bandwidth_gbps: Optional[float]) -> None:
+    if bandwidth_gbps is not None and not (bandwidth_gbps > 0 and math.isfinite(bandwidth_gbps)):
+        raise ValueError(f"--bandwidth_gbps={bandwidth_gbps}: give a positive, finite bandwidth "
+                         f"in GB/s, or leave it out for the target's")
+
+
+def check_plan_flags(config: model_config.LlamaConfig, target: target_lib.Target, max_context: int,
+                     **plan_flags) -> None:
+    """Raises the ValueError that build_package would raise for max_context and plan_flags
+    (PLAN_FLAGS by name) when planning `config` for `target`, without a checkpoint: a tool that
+    knows its model's config checks its flags before a slow import or download."""
+    _check_bandwidth(plan_flags.get("bandwidth_gbps"))
+    plan_lib.make_plan(config, target, max_context=max_context,
+                       **{k: v for k, v in plan_flags.items() if k not in ("bandwidth_gbps", "created")})
+
+
 def build_package(checkpoint_source: str, target_path_or_name, out: str, max_context: int,
                   *, revision: Optional[str] = None, attention_chunks: Optional[int] = None,
                   attention_min_chunk: Optional[int] = None, workers: Optional[int] = None,
@@ -148,9 +165,7 @@ def build_package(checkpoint_source: str, target_path_or_name, out: str, max_con
     from planner import checkpoint as checkpoint_lib  # heavy (safetensors); only here
     from planner import tokenizer_spec
 
-    if bandwidth_gbps is not None and not (bandwidth_gbps > 0 and math.isfinite(bandwidth_gbps)):
-        raise ValueError(f"--bandwidth_gbps={bandwidth_gbps}: give a positive, finite bandwidth "
-                         f"in GB/s, or leave it out for the target's")
+    _check_bandwidth(bandwidth_gbps)
     package_lib.check_out_path(out)  # before the slow part: the checkpoint and the plan
     target = (target_path_or_name if isinstance(target_path_or_name, target_lib.Target)
               else target_lib.resolve_target(target_path_or_name))

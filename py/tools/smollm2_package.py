@@ -22,6 +22,7 @@ signals.quiet_until_main(__name__)
 from absl import app, flags, logging
 
 from planner import cli
+from planner import known_configs
 from planner import main as planner_main
 from planner import package
 from planner import paths
@@ -96,6 +97,10 @@ def main(argv):
             raise ValueError(f"--hf_dir and --out name the same path {out}: the import is a folder "
                              f"and the package a file; give the import its own --hf_dir")
         target = target_lib.resolve_target(target)  # loaded once, before the import: a bad one fails at once
+        # The plan flags against SmolLM2's known config, before the import, which takes a while
+        # and 259 MB (the import's own config is planned below, as the planner would).
+        planner_main.check_plan_flags(known_configs.smollm2_135m(), target, FLAGS.max_context,
+                                      **planner_main.plan_flag_values())
         os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
         package.check_out_path(out)  # before the import, which takes a while and 259 MB
         gguf = smollm2.gguf_path()

@@ -101,6 +101,10 @@ def test_an_out_path_it_may_not_write_is_refused_before_importing(tmp_path):
 @pytest.mark.parametrize("flags, needle", [
     (["--hf_dir={out}"], "--hf_dir and --out name the same path"),  # an import there blocked every later run
     (["--target=nonexist"], "nonexist"),
+    (["--target=rtx3050", "--workers=999"], "workers=999 must be in [1, 20]"),  # once only after the import
+    (["--max_context=1"], "max_context=1 must be in [2, 8192]"),
+    (["--ffn_parts=0"], "ffn_parts=0 must be an int in [1, workers=128]"),
+    (["--bandwidth_gbps=-1"], "--bandwidth_gbps=-1.0: give a positive, finite bandwidth"),
 ])
 def test_refusals_before_importing(tmp_path, flags, needle):
     out = tmp_path / "x.tpkg"
