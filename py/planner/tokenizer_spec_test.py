@@ -259,6 +259,11 @@ def test_unreadable_or_mistyped_files_are_named(tmp_path):
     (tmp_path / "tokenizer_config.json").write_bytes(b'{"bos_token": "\xff"}')
     with pytest.raises(TokenizerError, match=r"tokenizer_config.json: cannot read JSON \(UTF-8\)"):
         TokenizerSpec.from_hf_dir(tmp_path)
+    write(tmp_path, tok, cfg)  # a lone surrogate escape parses; the package's UTF-8 cannot hold it
+    (tmp_path / "tokenizer.json").write_text((tmp_path / "tokenizer.json").read_text().replace(
+        '"<|im_end|>"', '"<|im_end|>\\udc80"', 1))
+    with pytest.raises(TokenizerError, match=r"tokenizer.json: a string holds a lone UTF-16 surrogate"):
+        TokenizerSpec.from_hf_dir(tmp_path)
     write(tmp_path, tok, {**cfg, "add_bos_token": "yes"})
     with pytest.raises(TokenizerError, match=r"add_bos_token='yes' must be true, false or null"):
         TokenizerSpec.from_hf_dir(tmp_path)
