@@ -460,13 +460,91 @@ __device__ __forceinline__ void PrefetchPhase(uint32_t clk, bool chain, const ui
   asm volatile("bar.sync 1, %0;\n" ::"n"(kPipelineComputeThreads) : "memory");
 }
 
+// Whether the mbarrier at shared address `bar` has completed the phase of `parity`, without
+// waiting (mbarrier.test_wait: acquire at CTA scope when it has).
+__device__ __forceinline__ bool TestParity(uint32_t bar, uint32_t parity) {
+  uint32_t done;
+  asm volatile("{\n .reg .pred p;\n mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+               : "=r"(done)
+               : "r"(bar), "r"(parity)
+               : "memory");
+  return done != 0;
+}
+
+// PipelineShape::warp_rings' loader: the whole loader warp. Lane j < 16 keeps ring j's state:
+// `issued` chunks so far, so its next chunk is k = j + 16 issued (counted over the launch, as
+// the computing warps count theirs), for its stage `at`. Each round every such lane whose ring
+// has a chunk left and whose stage is free (the stage's empty mbarrier has completed the phase
+// of its last use) votes; the warp then copies the voted rings' chunks, lowest ring first, so
+// lowest chunk first: each lane 16 bytes at a time with cp.async.cg into the stage, then
+// cp.async.mbarrier.arrive.noinc on its full mbarrier (complete when all 32 lanes' copies have
+// landed), then one commit group a chunk; with max_in_flight > 0 it first waits until at most
+// max_in_flight - 1 of its chunks are still in flight. Rings that are full are passed over, so
+// a slow warp holds up only its own ring. Block 0 lane 0 records the clocks with no ring ready
+// (*idle_clk) and in the cap's waits (*cap_clk). A round with no ring ready for ~10 s traps.
+__device__ void WarpRingsLoader(const uint8_t* mine, uint32_t chunks_per_token, uint32_t total_chunks, uint32_t chunk,
+                                int stages, int max_in_flight, uint8_t* ring, uint64_t* full, uint64_t* empty,
+                                unsigned long long* idle_clk, unsigned long long* cap_clk) {
+  constexpr uint32_t kRings = kPipelineComputeThreads / 32;
+  const uint32_t lane = threadIdx.x % 32;
+  uint32_t issued = 0;
+  RingSlot at;
+  long long idle_since = -1;  // clock64 at the first round of a run of rounds with no ring ready
+  for (;;) {
+    const uint32_t k = lane + kRings * issued;
+    const bool left = lane < kRings && k < total_chunks;
+    const bool ready =
+        left && (at.use == 0 || TestParity(SharedAddress(&empty[lane * stages + at.stage]), (at.use - 1) & 1));
+    if (__ballot_sync(~0u, left) == 0) break;
+    uint32_t vote = __ballot_sync(~0u, ready);
+    if (vote == 0) {
+      if (idle_since < 0) idle_since = clock64();
+      Watchdog(idle_since);
+      continue;
+    }
+    if (idle_since >= 0) {
+      *idle_clk += clock64() - idle_since;
+      idle_since = -1;
+    }
+    for (; vote != 0; vote &= vote - 1) {
+      const int j = __ffs(vote) - 1;
+      const uint32_t kj = __shfl_sync(~0u, k, j);
+      const int stage = __shfl_sync(~0u, at.stage, j);
+      if (max_in_flight > 0) {
+        const long long t0 = clock64();
+        CpAsyncWaitGroup(max_in_flight - 1);
+        *cap_clk += clock64() - t0;
+      }
+      const uint8_t* src = mine + static_cast<size_t>(kj % chunks_per_token) * chunk;
+      const uint32_t slot = static_cast<uint32_t>(j * stages + stage);
+      const uint32_t dst = SharedAddress(ring + static_cast<size_t>(slot) * chunk);
+      for (uint32_t b = 16 * lane; b < chunk; b += 32 * 16) {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst + b), "l"(src + b) : "memory");
+      }
+      asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(SharedAddress(&full[slot]))
+                   : "memory");
+      asm volatile("cp.async.commit_group;\n" ::: "memory");
+      if (lane == static_cast<uint32_t>(j)) {
+        ++issued;
+        at.Next(stages);
+      }
+    }
+  }
+  asm volatile("cp.async.wait_all;\n" ::: "memory");  // none outstanding at exit
+}
+
 // Launch bounds: 17 warps must fit one SM, whose 4 schedulers hold 16 K registers each, 5 of
 // the warps on one of them (without them the warp_pipeline code took 98 registers: 0 blocks).
-template <bool kRing>
+// kWarpRings: PipelineShape::warp_rings (a kernel of its own, so that the other rings' code is
+// as before).
+template <bool kRing, bool kWarpRings>
 __global__ void __launch_bounds__(kPipelineComputeThreads + 32, 1) PipelineKernel(PipelineArgs a) {
 #if __CUDA_ARCH__ >= 900
   extern __shared__ __align__(128) uint8_t ring[];
   __shared__ alignas(8) uint64_t full[kMaxBulkStages], empty[kMaxBulkStages];
+  // PipelineShape::warp_rings: ring j's stage s is [j * stages + s].
+  __shared__ alignas(8) uint64_t wfull[kWarpRings ? 16 * kMaxWarpRingStages : 1],
+      wempty[kWarpRings ? 16 * kMaxWarpRingStages : 1];
   __shared__ __align__(16) float xs[2048];
   __shared__ uint32_t phase_done;  // the last phase whose chain or spin has ended (PrefetchPhase)
   const PipelineShape& sh = a.shape;
@@ -484,6 +562,12 @@ __global__ void __launch_bounds__(kPipelineComputeThreads + 32, 1) PipelineKerne
     }
   }
   if (kRing && threadIdx.x == 0) {
+    if (kWarpRings) {
+      for (int s = 0; s < 16 * a.stages; ++s) {
+        InitMbarrier(SharedAddress(&wfull[s]), 32u);  // the loader's 32 lanes' arrive.noinc
+        InitMbarrier(SharedAddress(&wempty[s]), 1u);  // the ring's warp, lane 0
+      }
+    }
     for (int s = 0; s < a.stages; ++s) {
       InitMbarrier(SharedAddress(&full[s]), sh.loader_cp_async ? 32u : 1u);
       InitMbarrier(SharedAddress(&empty[s]), sh.one_waiter || sh.warp_chunks ? 1u : kPipelineComputeThreads / 32);
@@ -493,6 +577,18 @@ __global__ void __launch_bounds__(kPipelineComputeThreads + 32, 1) PipelineKerne
   __syncthreads();  // the last barrier of all the block's threads: the roles split here
   const uint32_t waves_bytes[3] = {sh.qkv_bytes, sh.attn_out_bytes, sh.ffn_bytes};
   if (threadIdx.x >= kPipelineComputeThreads) {  // the loader warp (ring only; else it exits)
+    if (kRing && kWarpRings) {
+      unsigned long long idle = 0, cap = 0;
+      const uint32_t chunks_per_token =
+          static_cast<uint32_t>(static_cast<uint64_t>(sh.layers) * per_layer / a.chunk);
+      WarpRingsLoader(mine, chunks_per_token, chunks_per_token * static_cast<uint32_t>(sh.tokens), a.chunk, a.stages,
+                      sh.max_in_flight, ring, wfull, wempty, &idle, &cap);
+      if (blockIdx.x == 0 && threadIdx.x == kPipelineComputeThreads) {
+        a.scratch->waits[0] = idle;
+        a.scratch->waits[1] = cap;
+      }
+      return;
+    }
     if (!kRing || sh.warp_pipeline || (!sh.loader_cp_async && threadIdx.x != kPipelineComputeThreads)) return;
     const uint32_t loader_lane = threadIdx.x - kPipelineComputeThreads;
     unsigned long long empty_wait = 0, cap_wait = 0;  // clocks waiting for a free stage / the cap
@@ -562,7 +658,7 @@ __global__ void __launch_bounds__(kPipelineComputeThreads + 32, 1) PipelineKerne
   const uint32_t total_chunks = chunks_per_token * static_cast<uint32_t>(sh.tokens);
   uint8_t* my_stages = ring + static_cast<size_t>(my_warp) * a.stages * a.chunk;
   uint32_t next_issue = my_warp;  // this warp's next chunk to copy
-  RingSlot issue_at, use_at;      // the stages of this warp's next copy and next use
+  RingSlot issue_at, use_at;      // the stages of this warp's next copy and next use (warp_rings: use_at)
   // warp_chunks, warp_pipeline: this warp's first chunk (k % 16 == warp) at or after chunk0.
   auto first_own_chunk = [&] { return chunk0 + (my_warp + n_warps - chunk0 % n_warps) % n_warps; };
   auto issue_next = [&] {
@@ -592,7 +688,7 @@ __global__ void __launch_bounds__(kPipelineComputeThreads + 32, 1) PipelineKerne
   uint64_t consumed = 0, cursor = 0;
   unsigned long long chain_clk = 0, chain_n = 0;
   uint32_t phase_seq = 0;  // phases begun (PrefetchPhase's seq)
-  const bool chain_or_prefetch = !kRing && (sh.chain_phases || a.prefetch_interval_clk > 0);
+  const bool chain_or_prefetch = (!kRing || kWarpRings) && (sh.chain_phases || a.prefetch_interval_clk > 0);
   auto phase = [&](uint32_t clk) {
     const long long t0 = clock64();
     if (chain_or_prefetch) {
@@ -620,6 +716,22 @@ __global__ void __launch_bounds__(kPipelineComputeThreads + 32, 1) PipelineKerne
                 reinterpret_cast<const uint4*>(my_stages + static_cast<size_t>(use_at.stage) * a.chunk);
             for (uint32_t i = lane; sh.work && i < a.chunk / 16; i += 32) acc = Work(words[i], xs + XColumn(i), acc);
             __syncwarp();  // the stage is read: a later issue_next may refill it
+            use_at.Next(a.stages);
+          }
+          chunk0 += n;
+        } else if (kRing && kWarpRings) {
+          // This warp's own chunks (k % 16 == warp) from its own ring, in order: wait for the
+          // stage, read all of it, release it (lane 0; empty counts 1).
+          const uint32_t n = waves_bytes[w] / a.chunk;
+          for (uint32_t k = first_own_chunk(); k < chunk0 + n; k += n_warps) {
+            const uint32_t slot = my_warp * static_cast<uint32_t>(a.stages) + static_cast<uint32_t>(use_at.stage);
+            TimedWaitParity(SharedAddress(&wfull[slot]), use_at.use & 1, &full_wait);
+            const uint4* words = reinterpret_cast<const uint4*>(ring + static_cast<size_t>(slot) * a.chunk);
+            for (uint32_t i = lane; sh.work && i < a.chunk / 16; i += 32) acc = Work(words[i], xs + XColumn(i), acc);
+            __syncwarp();
+            if (lane == 0) {
+              asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(SharedAddress(&wempty[slot])) : "memory");
+            }
             use_at.Next(a.stages);
           }
           chunk0 += n;
@@ -1485,8 +1597,9 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
   if (shape.x_in_registers && (!ring || chunk > 32768)) {
     return "pipeline: x_in_registers is for the ring only, with chunks of at most 32 KB (4 words a thread)";
   }
-  if (ring && (shape.chain_phases || shape.l2_prefetch_interval_ns > 0)) {
-    return "pipeline: chain_phases and l2_prefetch_interval_ns are for the loads mode only";
+  if (ring && (shape.l2_prefetch_interval_ns > 0 || (shape.chain_phases && !shape.warp_rings))) {
+    return "pipeline: chain_phases is for the loads mode and warp_rings only, l2_prefetch_interval_ns for the loads "
+           "mode only";
   }
   // A block's bytes a token (every layer's three waves).
   const size_t per_block = static_cast<size_t>(shape.layers) * (shape.qkv_bytes + shape.attn_out_bytes + shape.ffn_bytes);
@@ -1501,8 +1614,13 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
   if (shape.loader_sleep_ns > 0 && (!ring || shape.loader_sleep_ns > 1000000u)) {
     return "pipeline: loader_sleep_ns is for the ring only, at most 1 ms (__nanosleep's range)";
   }
-  if (shape.max_in_flight < 0 || (shape.max_in_flight > 0 && (!ring || shape.loader_cp_async)) ||
-      (ring && shape.max_in_flight >= stages)) {
+  if (shape.warp_rings) {
+    if (shape.max_in_flight < 0 || shape.max_in_flight > 8) {
+      return "pipeline: max_in_flight " + std::to_string(shape.max_in_flight) +
+             ": give 0 (no cap) or 1..8 chunks for warp_rings (cp.async.wait_group's range)";
+    }
+  } else if (shape.max_in_flight < 0 || (shape.max_in_flight > 0 && (!ring || shape.loader_cp_async)) ||
+             (ring && shape.max_in_flight >= stages)) {
     return "pipeline: max_in_flight " + std::to_string(shape.max_in_flight) +
            ": give 0 (no cap) or, for the bulk-copy ring only, the most copies outstanding, fewer than its " +
            std::to_string(stages) + " stages (the cap waits on a stage by its parity)";
@@ -1538,16 +1656,26 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
     return "pipeline: warp_pipeline is for the ring alone (no other ring option), 2..8 stages a warp, chunks a "
            "multiple of 512 bytes (16 a lane), fewer than 2^31 chunks";
   }
-  const size_t ring_bytes =
-      ring ? static_cast<size_t>(stages) * chunk * (shape.warp_pipeline ? kPipelineComputeThreads / 32 : 1) : 0;
-  const size_t static_bytes = 2 * kMaxBulkStages * sizeof(uint64_t) + 2048 * sizeof(float);
+  if (shape.warp_rings &&
+      (!ring || shape.loader_cp_async || shape.one_waiter || shape.x_in_registers || shape.warp_chunks ||
+       shape.warp_pipeline || shape.fence_each_copy || shape.loader_sleep_ns != 0 || shape.all_warps_spin ||
+       stages < 2 || stages > kMaxWarpRingStages || chunk % 512 != 0 || launch_chunks >= (1ull << 31))) {
+    return "pipeline: warp_rings is for the ring alone (with max_in_flight and chain_phases only), 2.." +
+           std::to_string(kMaxWarpRingStages) +
+           " stages a warp, chunks a multiple of 512 bytes (16 a lane), fewer than 2^31 chunks";
+  }
+  const bool per_warp = shape.warp_pipeline || shape.warp_rings;  // stages are each warp's
+  const size_t ring_bytes = ring ? static_cast<size_t>(stages) * chunk * (per_warp ? kPipelineComputeThreads / 32 : 1) : 0;
+  const size_t static_bytes =
+      2 * (kMaxBulkStages + (shape.warp_rings ? 16 * kMaxWarpRingStages : 1)) * sizeof(uint64_t) + 2048 * sizeof(float);
   if (ring && (stages < 1 || stages > kMaxBulkStages || ring_bytes + static_bytes > static_cast<size_t>(optin))) {
     return "pipeline ring of " + std::to_string(stages) + " x " + std::to_string(chunk) + " bytes: stages 1.." +
            std::to_string(kMaxBulkStages) + ", and the ring at most " + std::to_string(optin - static_bytes) +
            " bytes of shared memory";
   }
-  const void* kernel = ring ? reinterpret_cast<const void*>(PipelineKernel<true>)
-                            : reinterpret_cast<const void*>(PipelineKernel<false>);
+  const void* kernel = !ring               ? reinterpret_cast<const void*>(PipelineKernel<false, false>)
+                       : shape.warp_rings ? reinterpret_cast<const void*>(PipelineKernel<true, true>)
+                                          : reinterpret_cast<const void*>(PipelineKernel<true, false>);
   // A ring asks for at least half the opt-in shared memory, so that no SM holds two blocks
   // (bulk copies do not use L1, which the rest leaves). The loads mode keeps the default
   // carveout, as the worker does; blocks_on_sm below catches a second block on an SM.

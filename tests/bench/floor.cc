@@ -254,8 +254,8 @@ int BarrierMode(const cudaDeviceProp& prop) {
 // (does it hold each copy until the one before it has landed?); on the H200 neither
 // changed the third run's time (docs/PERFORMANCE.md). The loads runs check the spins'
 // length: with spins minus without should stay ~9.6 us a layer. Runs 12-17 repeat ring
-// shapes with the cp.async loader, runs 18-54 the thirteenth session's variants (each listed
-// with its question); compare a late run's sm_mhz with the early ones'.
+// shapes with the cp.async loader, runs 18-54 the thirteenth session's variants and runs 55-63
+// the thirty-eighth's (each listed with its question); compare a late run's sm_mhz with the early ones'.
 struct PipelineRun {
   bool ring;
   uint32_t chunk;
@@ -273,6 +273,7 @@ struct PipelineRun {
   bool x_in_registers;               // PipelineShape::x_in_registers (ring)
   bool warp_chunks;                  // PipelineShape::warp_chunks (ring)
   bool warp_pipeline;                // PipelineShape::warp_pipeline (ring; stages are a warp's)
+  bool warp_rings;                   // PipelineShape::warp_rings (ring; stages are a warp's)
 };
 constexpr PipelineRun kPipelineRuns[] = {{false, 16384, 0, true, true},        {false, 16384, 0, false, true},
             {true, 16384, 12, true, true},        {true, 16384, 12, false, true},
@@ -335,7 +336,20 @@ constexpr PipelineRun kPipelineRuns[] = {{false, 16384, 0, true, true},        {
             {true, 4096, 3, false, true, false, false, false, 0, false, 0, false, 0, false, false, true},
             {true, 4096, 3, true, false, false, false, false, 0, false, 0, false, 0, false, false, true},
             {true, 2048, 6, true, true, false, false, false, 0, false, 0, false, 0, false, false, true},
-            {true, 4096, 2, true, true, false, false, false, 0, false, 0, false, 0, false, false, true}};
+            {true, 4096, 2, true, true, false, false, false, 0, false, 0, false, 0, false, false, true},
+            // A loader warp feeding a ring a warp (thirty-eighth session): runs ahead through the
+            // barriers and phases as far as 16 x stages x chunk allows, no warp behind another's
+            // stage. Runs 55-59 spins (with, without, caps of 8 and 4 chunks, 2 KB x 6), runs 60-62
+            // the phases as chains of L2 round trips (no cap, cap 8; run 63 the loads reference).
+            {true, 4096, 3, true, true, false, false, false, 0, false, 0, false, 0, false, false, false, true},
+            {true, 4096, 3, false, true, false, false, false, 0, false, 0, false, 0, false, false, false, true},
+            {true, 4096, 3, true, true, false, false, false, 8, false, 0, false, 0, false, false, false, true},
+            {true, 4096, 3, true, true, false, false, false, 4, false, 0, false, 0, false, false, false, true},
+            {true, 2048, 6, true, true, false, false, false, 0, false, 0, false, 0, false, false, false, true},
+            {true, 4096, 3, true, true, false, false, false, 0, false, 0, true, 0, false, false, false, true},
+            {true, 4096, 3, true, true, false, false, false, 8, false, 0, true, 0, false, false, false, true},
+            {true, 2048, 6, true, true, false, false, false, 8, false, 0, true, 0, false, false, false, true},
+            {false, 16384, 0, true, true, false, false, false, 0, false, 0, true, 0}};
 constexpr int kPipelineRunCount = static_cast<int>(sizeof(kPipelineRuns) / sizeof(kPipelineRuns[0]));
 
 // The comma-separated integers of flag --`name` (`list`; empty: none), each in lo..hi, into
@@ -432,6 +446,7 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
     s.x_in_registers = run.x_in_registers;
     s.warp_chunks = run.warp_chunks;
     s.warp_pipeline = run.warp_pipeline;
+    s.warp_rings = run.warp_rings;
     std::vector<float> ms, mhz;  // mhz: every run's, warm-ups first
     std::vector<tileinfer::PipelineWaits> waits;  // likewise
     const bool ok = TimedReps([&](float* t) {
@@ -453,7 +468,7 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
     std::printf("%s    {\"run\": %d, \"weights\": \"%s\", \"chunk\": %u, \"stages\": %d, \"spin_ns\": [%u, %u, %u], "
                 "\"work\": %s, \"all_warps_spin\": %s, \"fence_each_copy\": %s, \"max_in_flight\": %d, "
                 "\"one_waiter\": %s, \"loader_sleep_ns\": %u, \"chain_phases\": %s, \"l2_prefetch_interval_ns\": %u, "
-                "\"x_in_registers\": %s, \"warp_chunks\": %s, \"warp_pipeline\": %s, "
+                "\"x_in_registers\": %s, \"warp_chunks\": %s, \"warp_pipeline\": %s, \"warp_rings\": %s, "
                 "\"us_per_layer\": %.2f, \"sm_mhz\": %.0f, \"block0_waits_us_per_layer\": {\"loader_empty\": %.2f, "
                 "\"loader_cap\": %.2f, \"compute_full\": %.2f, \"compute_barrier\": %.2f, \"compute_phase\": %.2f, "
                 "\"chain_load_us\": %.3f}}",
@@ -461,7 +476,7 @@ int PipelineMode(const cudaDeviceProp& prop, const void* data, size_t bytes, uin
                 run.ring ? chunk : 0, run.stages, s.norm_ns, s.attention_ns, s.reduce_ns, yes(run.work),
                 yes(run.all_warps_spin), yes(run.fence_each_copy), run.max_in_flight, yes(run.one_waiter),
                 run.loader_sleep_ns, yes(run.chain_phases), run.l2_prefetch_interval_ns, yes(run.x_in_registers),
-                yes(run.warp_chunks), yes(run.warp_pipeline), Median(us), Median(mhz),
+                yes(run.warp_chunks), yes(run.warp_pipeline), yes(run.warp_rings), Median(us), Median(mhz),
                 MedianOf(waits, &W::loader_empty_us), MedianOf(waits, &W::loader_cap_us),
                 MedianOf(waits, &W::compute_full_us), MedianOf(waits, &W::compute_barrier_us),
                 MedianOf(waits, &W::compute_phase_us), MedianOf(waits, &W::chain_load_us));
