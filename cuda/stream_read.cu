@@ -482,9 +482,15 @@ __device__ __forceinline__ bool TestParity(uint32_t bar, uint32_t parity) {
 // max_in_flight - 1 of its chunks are still in flight. Rings that are full are passed over, so
 // a slow warp holds up only its own ring. Block 0 lane 0 records the clocks with no ring ready
 // (*idle_clk) and in the cap's waits (*cap_clk). A round with no ring ready for ~10 s traps.
+//
+// bulk (PipelineShape::loader_cp_async false): no vote; each lane j < 16 whose ring is ready
+// issues that ring's next chunk itself as one cp.async.bulk completing on the stage's full
+// mbarrier (count 1: its own arrive.expect_tx), so the 16 rings are fed in parallel, one copy
+// instruction a chunk (runs 55-63's cp.async loader measured ~0.35 us a chunk, as if its
+// warp's copy instructions were the limit); max_in_flight must be 0.
 __device__ void WarpRingsLoader(const uint8_t* mine, uint32_t chunks_per_token, uint32_t total_chunks, uint32_t chunk,
-                                int stages, int max_in_flight, uint8_t* ring, uint64_t* full, uint64_t* empty,
-                                unsigned long long* idle_clk, unsigned long long* cap_clk) {
+                                int stages, int max_in_flight, bool bulk, uint8_t* ring, uint64_t* full,
+                                uint64_t* empty, unsigned long long* idle_clk, unsigned long long* cap_clk) {
   constexpr uint32_t kRings = kPipelineComputeThreads / 32;
   const uint32_t lane = threadIdx.x % 32;
   uint32_t issued = 0;
@@ -505,6 +511,16 @@ __device__ void WarpRingsLoader(const uint8_t* mine, uint32_t chunks_per_token, 
     if (idle_since >= 0) {
       *idle_clk += clock64() - idle_since;
       idle_since = -1;
+    }
+    if (bulk) {  // each ready lane its own ring's chunk
+      if (ready) {
+        const uint32_t slot = lane * static_cast<uint32_t>(stages) + static_cast<uint32_t>(at.stage);
+        BulkCopy(SharedAddress(ring + static_cast<size_t>(slot) * chunk),
+                 mine + static_cast<size_t>(k % chunks_per_token) * chunk, chunk, SharedAddress(&full[slot]));
+        ++issued;
+        at.Next(stages);
+      }
+      continue;
     }
     for (; vote != 0; vote &= vote - 1) {
       const int j = __ffs(vote) - 1;
@@ -530,7 +546,7 @@ __device__ void WarpRingsLoader(const uint8_t* mine, uint32_t chunks_per_token, 
       }
     }
   }
-  asm volatile("cp.async.wait_all;\n" ::: "memory");  // none outstanding at exit
+  if (!bulk) asm volatile("cp.async.wait_all;\n" ::: "memory");  // none outstanding at exit
 }
 
 // Launch bounds: 17 warps must fit one SM, whose 4 schedulers hold 16 K registers each, 5 of
@@ -564,7 +580,8 @@ __global__ void __launch_bounds__(kPipelineComputeThreads + 32, 1) PipelineKerne
   if (kRing && threadIdx.x == 0) {
     if (kWarpRings) {
       for (int s = 0; s < 16 * a.stages; ++s) {
-        InitMbarrier(SharedAddress(&wfull[s]), 32u);  // the loader's 32 lanes' arrive.noinc
+        InitMbarrier(SharedAddress(&wfull[s]), sh.loader_cp_async ? 32u : 1u);  // 32 lanes' arrive.noinc, or
+                                                                                // one lane's expect_tx
         InitMbarrier(SharedAddress(&wempty[s]), 1u);  // the ring's warp, lane 0
       }
     }
@@ -582,7 +599,7 @@ __global__ void __launch_bounds__(kPipelineComputeThreads + 32, 1) PipelineKerne
       const uint32_t chunks_per_token =
           static_cast<uint32_t>(static_cast<uint64_t>(sh.layers) * per_layer / a.chunk);
       WarpRingsLoader(mine, chunks_per_token, chunks_per_token * static_cast<uint32_t>(sh.tokens), a.chunk, a.stages,
-                      sh.max_in_flight, ring, wfull, wempty, &idle, &cap);
+                      sh.max_in_flight, !sh.loader_cp_async, ring, wfull, wempty, &idle, &cap);
       if (blockIdx.x == 0 && threadIdx.x == kPipelineComputeThreads) {
         a.scratch->waits[0] = idle;
         a.scratch->waits[1] = cap;
@@ -1650,7 +1667,8 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
            "more than one phase ahead), without one_waiter or x_in_registers, and fewer than 2^31 chunks";
   }
   if (shape.warp_pipeline &&
-      (!ring || shape.loader_cp_async || shape.one_waiter || shape.x_in_registers || shape.warp_chunks ||
+      (!ring || (!shape.loader_cp_async && shape.max_in_flight != 0) || shape.one_waiter || shape.x_in_registers ||
+       shape.warp_chunks ||
        shape.max_in_flight != 0 || shape.fence_each_copy || shape.loader_sleep_ns != 0 || stages < 2 || stages > 8 ||
        chunk % 512 != 0 || launch_chunks >= (1ull << 31))) {
     return "pipeline: warp_pipeline is for the ring alone (no other ring option), 2..8 stages a warp, chunks a "
@@ -1660,7 +1678,8 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
       (!ring || shape.loader_cp_async || shape.one_waiter || shape.x_in_registers || shape.warp_chunks ||
        shape.warp_pipeline || shape.fence_each_copy || shape.loader_sleep_ns != 0 || shape.all_warps_spin ||
        stages < 2 || stages > kMaxWarpRingStages || chunk % 512 != 0 || launch_chunks >= (1ull << 31))) {
-    return "pipeline: warp_rings is for the ring alone (with max_in_flight and chain_phases only), 2.." +
+    return "pipeline: warp_rings is for the ring alone (with loader_cp_async, max_in_flight with it, and "
+           "chain_phases only), 2.." +
            std::to_string(kMaxWarpRingStages) +
            " stages a warp, chunks a multiple of 512 bytes (16 a lane), fewer than 2^31 chunks";
   }

@@ -254,7 +254,7 @@ int BarrierMode(const cudaDeviceProp& prop) {
 // (does it hold each copy until the one before it has landed?); on the H200 neither
 // changed the third run's time (docs/PERFORMANCE.md). The loads runs check the spins'
 // length: with spins minus without should stay ~9.6 us a layer. Runs 12-17 repeat ring
-// shapes with the cp.async loader, runs 18-54 the thirteenth session's variants and runs 55-63
+// shapes with the cp.async loader, runs 18-54 the thirteenth session's variants and runs 55-68
 // the thirty-eighth's (each listed with its question); compare a late run's sm_mhz with the early ones'.
 struct PipelineRun {
   bool ring;
@@ -340,16 +340,25 @@ constexpr PipelineRun kPipelineRuns[] = {{false, 16384, 0, true, true},        {
             // A loader warp feeding a ring a warp (thirty-eighth session): runs ahead through the
             // barriers and phases as far as 16 x stages x chunk allows, no warp behind another's
             // stage. Runs 55-59 spins (with, without, caps of 8 and 4 chunks, 2 KB x 6), runs 60-62
-            // the phases as chains of L2 round trips (no cap, cap 8; run 63 the loads reference).
+            // the phases as chains of L2 round trips (no cap, cap 8; run 63 the loads reference);
+            // the loader's lanes copy with cp.async (16 bytes a lane, the warp a chunk at a time).
+            {true, 4096, 3, true, true, false, false, true, 0, false, 0, false, 0, false, false, false, true},
+            {true, 4096, 3, false, true, false, false, true, 0, false, 0, false, 0, false, false, false, true},
+            {true, 4096, 3, true, true, false, false, true, 8, false, 0, false, 0, false, false, false, true},
+            {true, 4096, 3, true, true, false, false, true, 4, false, 0, false, 0, false, false, false, true},
+            {true, 2048, 6, true, true, false, false, true, 0, false, 0, false, 0, false, false, false, true},
+            {true, 4096, 3, true, true, false, false, true, 0, false, 0, true, 0, false, false, false, true},
+            {true, 4096, 3, true, true, false, false, true, 8, false, 0, true, 0, false, false, false, true},
+            {true, 2048, 6, true, true, false, false, true, 8, false, 0, true, 0, false, false, false, true},
+            {false, 16384, 0, true, true, false, false, false, 0, false, 0, true, 0},
+            // The same rings, each fed by its own loader lane's bulk copies (calls WR: the
+            // cp.async loader above cost ~0.35 us a chunk): 4 KB x 3 with and without spins,
+            // with chains, 2 KB x 6, 4 KB x 2.
             {true, 4096, 3, true, true, false, false, false, 0, false, 0, false, 0, false, false, false, true},
             {true, 4096, 3, false, true, false, false, false, 0, false, 0, false, 0, false, false, false, true},
-            {true, 4096, 3, true, true, false, false, false, 8, false, 0, false, 0, false, false, false, true},
-            {true, 4096, 3, true, true, false, false, false, 4, false, 0, false, 0, false, false, false, true},
-            {true, 2048, 6, true, true, false, false, false, 0, false, 0, false, 0, false, false, false, true},
             {true, 4096, 3, true, true, false, false, false, 0, false, 0, true, 0, false, false, false, true},
-            {true, 4096, 3, true, true, false, false, false, 8, false, 0, true, 0, false, false, false, true},
-            {true, 2048, 6, true, true, false, false, false, 8, false, 0, true, 0, false, false, false, true},
-            {false, 16384, 0, true, true, false, false, false, 0, false, 0, true, 0}};
+            {true, 2048, 6, true, true, false, false, false, 0, false, 0, false, 0, false, false, false, true},
+            {true, 4096, 2, true, true, false, false, false, 0, false, 0, false, 0, false, false, false, true}};
 constexpr int kPipelineRunCount = static_cast<int>(sizeof(kPipelineRuns) / sizeof(kPipelineRuns[0]));
 
 // The comma-separated integers of flag --`name` (`list`; empty: none), each in lo..hi, into
