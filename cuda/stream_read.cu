@@ -487,7 +487,9 @@ __device__ __forceinline__ bool TestParity(uint32_t bar, uint32_t parity) {
 // issues that ring's next chunk itself as one cp.async.bulk completing on the stage's full
 // mbarrier (count 1: its own arrive.expect_tx), so the 16 rings are fed in parallel, one copy
 // instruction a chunk (runs 55-63's cp.async loader measured ~0.35 us a chunk, as if its
-// warp's copy instructions were the limit); max_in_flight must be 0.
+// warp's copy instructions were the limit). max_in_flight > 0 (1..16 x stages): at most that
+// many chunks issued and not yet seen landed over the 16 rings (each lane tests its ring's
+// oldest; the warp sums them), the lowest ready lanes first.
 __device__ void WarpRingsLoader(const uint8_t* mine, uint32_t chunks_per_token, uint32_t total_chunks, uint32_t chunk,
                                 int stages, int max_in_flight, bool bulk, uint8_t* ring, uint64_t* full,
                                 uint64_t* empty, unsigned long long* idle_clk, unsigned long long* cap_clk) {
@@ -495,7 +497,12 @@ __device__ void WarpRingsLoader(const uint8_t* mine, uint32_t chunks_per_token, 
   const uint32_t lane = threadIdx.x % 32;
   uint32_t issued = 0;
   RingSlot at;
+  // Bulk with a cap: lane j's count of its ring's chunks seen landed (its full mbarrier's phase
+  // complete), and the stage of the oldest one not yet seen.
+  uint32_t landed = 0;
+  RingSlot land_at;
   long long idle_since = -1;  // clock64 at the first round of a run of rounds with no ring ready
+  long long cap_since = -1;   // likewise, rounds held by the cap
   for (;;) {
     const uint32_t k = lane + kRings * issued;
     const bool left = lane < kRings && k < total_chunks;
@@ -512,8 +519,33 @@ __device__ void WarpRingsLoader(const uint8_t* mine, uint32_t chunks_per_token, 
       *idle_clk += clock64() - idle_since;
       idle_since = -1;
     }
-    if (bulk) {  // each ready lane its own ring's chunk
-      if (ready) {
+    if (bulk) {  // each ready lane its own ring's chunk, the lowest lanes first up to the cap
+      uint32_t allowed = kRings;
+      if (max_in_flight > 0) {
+        while (lane < kRings && landed < issued &&
+               TestParity(SharedAddress(&full[lane * stages + land_at.stage]), land_at.use & 1)) {
+          ++landed;
+          land_at.Next(stages);
+        }
+        const uint32_t in_flight = __reduce_add_sync(~0u, lane < kRings ? issued - landed : 0u);
+        allowed = in_flight < static_cast<uint32_t>(max_in_flight) ? max_in_flight - in_flight : 0u;
+        if (allowed == 0) {
+          if (cap_since < 0) cap_since = clock64();
+          Watchdog(cap_since);
+          continue;
+        }
+        if (cap_since >= 0) {
+          *cap_clk += clock64() - cap_since;
+          cap_since = -1;
+        }
+      }
+      if (ready && static_cast<uint32_t>(__popc(vote & ((1u << lane) - 1))) < allowed) {
+        if (issued - landed == static_cast<uint32_t>(stages)) {
+          // The stage's last chunk was consumed (its empty phase is complete), so it landed: count it
+          // now, before the new copy, so that land_at never tests a stage whose phase moved on.
+          ++landed;
+          land_at.Next(stages);
+        }
         const uint32_t slot = lane * static_cast<uint32_t>(stages) + static_cast<uint32_t>(at.stage);
         BulkCopy(SharedAddress(ring + static_cast<size_t>(slot) * chunk),
                  mine + static_cast<size_t>(k % chunks_per_token) * chunk, chunk, SharedAddress(&full[slot]));
@@ -1632,9 +1664,10 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
     return "pipeline: loader_sleep_ns is for the ring only, at most 1 ms (__nanosleep's range)";
   }
   if (shape.warp_rings) {
-    if (shape.max_in_flight < 0 || shape.max_in_flight > 8) {
-      return "pipeline: max_in_flight " + std::to_string(shape.max_in_flight) +
-             ": give 0 (no cap) or 1..8 chunks for warp_rings (cp.async.wait_group's range)";
+    const int most = shape.loader_cp_async ? 8 : 16 * stages;
+    if (shape.max_in_flight < 0 || shape.max_in_flight > most) {
+      return "pipeline: max_in_flight " + std::to_string(shape.max_in_flight) + ": give 0 (no cap) or 1.." +
+             std::to_string(most) + " chunks for warp_rings (cp.async.wait_group's range; bulk: the rings' stages)";
     }
   } else if (shape.max_in_flight < 0 || (shape.max_in_flight > 0 && (!ring || shape.loader_cp_async)) ||
              (ring && shape.max_in_flight >= stages)) {
@@ -1667,19 +1700,17 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
            "more than one phase ahead), without one_waiter or x_in_registers, and fewer than 2^31 chunks";
   }
   if (shape.warp_pipeline &&
-      (!ring || (!shape.loader_cp_async && shape.max_in_flight != 0) || shape.one_waiter || shape.x_in_registers ||
-       shape.warp_chunks ||
+      (!ring || shape.loader_cp_async || shape.one_waiter || shape.x_in_registers || shape.warp_chunks ||
        shape.max_in_flight != 0 || shape.fence_each_copy || shape.loader_sleep_ns != 0 || stages < 2 || stages > 8 ||
        chunk % 512 != 0 || launch_chunks >= (1ull << 31))) {
     return "pipeline: warp_pipeline is for the ring alone (no other ring option), 2..8 stages a warp, chunks a "
            "multiple of 512 bytes (16 a lane), fewer than 2^31 chunks";
   }
   if (shape.warp_rings &&
-      (!ring || shape.loader_cp_async || shape.one_waiter || shape.x_in_registers || shape.warp_chunks ||
-       shape.warp_pipeline || shape.fence_each_copy || shape.loader_sleep_ns != 0 || shape.all_warps_spin ||
+      (!ring || shape.one_waiter || shape.x_in_registers || shape.warp_chunks || shape.warp_pipeline || shape.fence_each_copy || shape.loader_sleep_ns != 0 || shape.all_warps_spin ||
        stages < 2 || stages > kMaxWarpRingStages || chunk % 512 != 0 || launch_chunks >= (1ull << 31))) {
-    return "pipeline: warp_rings is for the ring alone (with loader_cp_async, max_in_flight with it, and "
-           "chain_phases only), 2.." +
+    return "pipeline: warp_rings is for the ring alone (with loader_cp_async, max_in_flight and chain_phases "
+           "only), 2.." +
            std::to_string(kMaxWarpRingStages) +
            " stages a warp, chunks a multiple of 512 bytes (16 a lane), fewer than 2^31 chunks";
   }

@@ -254,7 +254,7 @@ int BarrierMode(const cudaDeviceProp& prop) {
 // (does it hold each copy until the one before it has landed?); on the H200 neither
 // changed the third run's time (docs/PERFORMANCE.md). The loads runs check the spins'
 // length: with spins minus without should stay ~9.6 us a layer. Runs 12-17 repeat ring
-// shapes with the cp.async loader, runs 18-54 the thirteenth session's variants and runs 55-68
+// shapes with the cp.async loader, runs 18-54 the thirteenth session's variants and runs 55-73
 // the thirty-eighth's (each listed with its question); compare a late run's sm_mhz with the early ones'.
 struct PipelineRun {
   bool ring;
@@ -358,7 +358,15 @@ constexpr PipelineRun kPipelineRuns[] = {{false, 16384, 0, true, true},        {
             {true, 4096, 3, false, true, false, false, false, 0, false, 0, false, 0, false, false, false, true},
             {true, 4096, 3, true, true, false, false, false, 0, false, 0, true, 0, false, false, false, true},
             {true, 2048, 6, true, true, false, false, false, 0, false, 0, false, 0, false, false, false, true},
-            {true, 4096, 2, true, true, false, false, false, 0, false, 0, false, 0, false, false, false, true}};
+            {true, 4096, 2, true, true, false, false, false, 0, false, 0, false, 0, false, false, false, true},
+            // Bulk rings with a cap on chunks in flight (call WR2: uncapped, 192 KB a SM in
+            // flight, the barriers waited for it and the spins cost their whole length): cap 8
+            // (32 KB) with spins, cap 4, cap 8 without spins, cap 8 with chains, 2 KB x 6 cap 16.
+            {true, 4096, 3, true, true, false, false, false, 8, false, 0, false, 0, false, false, false, true},
+            {true, 4096, 3, true, true, false, false, false, 4, false, 0, false, 0, false, false, false, true},
+            {true, 4096, 3, false, true, false, false, false, 8, false, 0, false, 0, false, false, false, true},
+            {true, 4096, 3, true, true, false, false, false, 8, false, 0, true, 0, false, false, false, true},
+            {true, 2048, 6, true, true, false, false, false, 16, false, 0, false, 0, false, false, false, true}};
 constexpr int kPipelineRunCount = static_cast<int>(sizeof(kPipelineRuns) / sizeof(kPipelineRuns[0]));
 
 // The comma-separated integers of flag --`name` (`list`; empty: none), each in lo..hi, into

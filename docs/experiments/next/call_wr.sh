@@ -3,7 +3,8 @@
 # references (runs 1-4, 50, 51) and the loader feeding a ring a warp (runs 55-68), two passes;
 # runs 50, 55, 57, 64 again with the attention spin doubled (the marginal cost of a stop); then
 # memcheck and synccheck of runs 55, 57, 60, 64, 66 and racecheck of 57 on a small shape.
-# (Call WR ran it with runs 1-63; call WR2 with all.)
+# (Call WR ran it with runs 1-63; call WR2 with runs 1-68; call WR3 with RUNS=50,51,64,65,69-73
+# ATTN_RUNS=64,69 SAN_RUNS='69 72 73' RACE_RUN=69.)
 # Here first: .gpu/wr/floor = floor of the commit (bazel build -c opt //tests/bench:floor).
 set -u
 OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"
@@ -26,9 +27,10 @@ for tool in memcheck synccheck; do
     echo "$tool run $run rc=$? at ${SECONDS}s: $(grep -E 'ERROR SUMMARY' "$OUT/${tool}_$run.txt" | tail -1)"
   done
 done
-timeout 200 compute-sanitizer --tool racecheck --error-exitcode 9 "$F" $SMALL --pipeline_runs=57 \
-  > "$OUT/racecheck_57.txt" 2>&1
-echo "racecheck run 57 rc=$? at ${SECONDS}s: $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$OUT/racecheck_57.txt" | tail -1)"
+R=${RACE_RUN:-57}
+timeout 200 compute-sanitizer --tool racecheck --error-exitcode 9 "$F" $SMALL --pipeline_runs=$R \
+  > "$OUT/racecheck_$R.txt" 2>&1
+echo "racecheck run $R rc=$? at ${SECONDS}s: $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$OUT/racecheck_$R.txt" | tail -1)"
 python3 - "$OUT"/pipeline_1.json "$OUT"/pipeline_2.json "$OUT"/pipeline_attn10.json <<'PY'
 import json, sys
 passes = []
