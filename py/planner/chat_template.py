@@ -21,17 +21,96 @@ from __future__ import annotations
 import datetime
 
 import jinja2
+import jinja2.nodes
 import jinja2.sandbox
+import jinja2.visitor
 
 ROLES = ("system", "user", "assistant")
+
+# A render's work is bounded by counts, not by a clock, so that whether a package gets a chat
+# format never depends on the machine that plans it. A template that loops more than
+# LOOP_BUDGET times in one render, or builds a string, list or integer past the sizes below
+# with `*`, `**`, `+` or `~`, fails to render (no chat format), instead of running for hours
+# (nested range(100000) loops: 10^10 steps) or doubling a string until the memory is full. Real
+# templates loop over the few messages rendered here. Not bounded: a filter given a huge
+# width, such as center(10**9), still makes that one string.
+LOOP_BUDGET = 100_000  # for-loop iterations in one render, all loops together
+MAX_LENGTH = 1_000_000  # items of a string or list made by `*`, `+` or `~`
+MAX_INT_BITS = 4096  # bits of an integer made by `*` or `**`
 
 
 class ChatTemplateError(ValueError):
     """The template cannot be reduced to prefix/suffix strings, or does not render."""
 
 
+def _too_long(what: str) -> jinja2.exceptions.SecurityError:
+    return jinja2.exceptions.SecurityError(f"{what} would be longer than {MAX_LENGTH} items")
+
+
+class _BudgetedEnvironment(jinja2.sandbox.ImmutableSandboxedEnvironment):
+    """Hugging Face's sandbox, with `*`, `**` and `+` checked for the sizes they would make
+    (the sandbox's own range() stops at 100,000 items; nothing else was bounded)."""
+
+    intercepted_binops = frozenset(["*", "**", "+"])
+
+    def call_binop(self, context, operator, left, right):
+        ints = isinstance(left, int) and isinstance(right, int)
+        if operator == "**":
+            if ints and right > 0 and max(abs(left), 1).bit_length() * right > MAX_INT_BITS:
+                raise jinja2.exceptions.SecurityError(f"{left} ** {right} would have more than "
+                                                      f"{MAX_INT_BITS} bits")
+        elif operator == "*" and ints:
+            if left.bit_length() + right.bit_length() > MAX_INT_BITS:
+                raise jinja2.exceptions.SecurityError(f"a product would have more than {MAX_INT_BITS} bits")
+        elif operator == "*":
+            seq, count = (left, right) if isinstance(right, int) else (right, left)
+            if isinstance(count, int) and hasattr(seq, "__len__") and len(seq) * max(count, 0) > MAX_LENGTH:
+                raise _too_long("a repetition")
+        elif hasattr(left, "__len__") and hasattr(right, "__len__") and len(left) + len(right) > MAX_LENGTH:
+            raise _too_long("a sum")
+        return super().call_binop(context, operator, left, right)
+
+
+# Globals that no template name clashes with in practice: every for loop's iterable passes
+# through the first, every `~` (Concat) through the second (_Guards rewrites the parsed template).
+_LOOP_GUARD, _CONCAT_GUARD = "__tileinfer_loop_guard", "__tileinfer_concat_guard"
+
+
+class _Guards(jinja2.visitor.NodeTransformer):
+    def visit_For(self, node):
+        node = self.generic_visit(node)
+        node.iter = jinja2.nodes.Call(jinja2.nodes.Name(_LOOP_GUARD, "load"), [node.iter], [], None, None,
+                                      lineno=node.lineno)
+        return node
+
+    def visit_Concat(self, node):
+        node = self.generic_visit(node)
+        return jinja2.nodes.Call(jinja2.nodes.Name(_CONCAT_GUARD, "load"), node.nodes, [], None, None,
+                                 lineno=node.lineno)
+
+
+def _concat_guard(*parts) -> str:
+    """Jinja's `~` (str of each part, joined), refusing a result past MAX_LENGTH."""
+    pieces = [str(p) for p in parts]
+    if sum(map(len, pieces)) > MAX_LENGTH:
+        raise _too_long("a `~` concatenation")
+    return "".join(pieces)
+
+
 def _render_fn(template: str, bos_token: str | None, eos_token: str | None):
-    env = jinja2.sandbox.ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+    env = _BudgetedEnvironment(trim_blocks=True, lstrip_blocks=True)
+    steps = [0]  # loop iterations in the current render
+
+    def loop_guard(iterable):
+        for item in iterable:
+            steps[0] += 1
+            if steps[0] > LOOP_BUDGET:
+                raise jinja2.exceptions.SecurityError(
+                    f"its loops ran more than {LOOP_BUDGET} iterations in one render")
+            yield item
+
+    env.globals[_LOOP_GUARD] = loop_guard
+    env.globals[_CONCAT_GUARD] = _concat_guard
 
     def raise_exception(message):
         raise jinja2.exceptions.TemplateError(message)
@@ -40,13 +119,16 @@ def _render_fn(template: str, bos_token: str | None, eos_token: str | None):
     # Templates that print today's date get a fixed one: a package must not change by day.
     env.globals["strftime_now"] = lambda fmt: datetime.date(2026, 1, 1).strftime(fmt)
     try:
-        compiled = env.from_string(template)
+        # The parsed template with its loops and `~` through the guards, then compiled
+        # (Environment.from_string takes a parsed template as well as source).
+        compiled = env.from_string(_Guards().visit(env.parse(template)))
     except jinja2.exceptions.TemplateError as e:
         raise ChatTemplateError(f"the chat template does not parse: {e}") from None
     except (RecursionError, MemoryError) as e:  # e.g. blocks nested past Python's depth
         raise ChatTemplateError(f"the chat template does not parse: {type(e).__name__}: {e}") from None
 
     def render(messages, add_generation_prompt=False):
+        steps[0] = 0
         try:
             return compiled.render(messages=messages, add_generation_prompt=add_generation_prompt,
                                    bos_token=bos_token or "", eos_token=eos_token or "",

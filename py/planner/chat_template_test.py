@@ -115,5 +115,36 @@ def test_a_template_that_raises_while_rendering_is_refused(template, needle):
         chat_template.derive(template, None, None)
 
 
+@pytest.mark.parametrize("prelude, needle", [
+    # 10^10 empty iterations: hours before the budget (this one test's own 20 s would time out)
+    ("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", "its loops ran more than"),
+    ("{% set s = 'ab' * 300000 %}{% for a in s %}{% for b in s %}{% endfor %}{% endfor %}", "its loops ran more than"),
+    ("{{ 2 ** 100000 }}", "2 \\*\\* 100000 would have more than 4096 bits"),
+    ("{% set ns = namespace(x=3) %}{% for i in range(64) %}{% set ns.x = ns.x * ns.x %}{% endfor %}",
+     "a product would have more than 4096 bits"),
+    ("{{ 'a' * 10**9 }}", "a repetition would be longer than"),
+    ("{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}",
+     "a `~` concatenation would be longer than"),
+    ("{% set ns = namespace(s=[1]) %}{% for i in range(64) %}{% set ns.s = ns.s + ns.s %}{% endfor %}",
+     "a sum would be longer than"),
+])
+def test_a_template_whose_work_has_no_bound_is_refused_at_once(prelude, needle):
+    """A render's loops and the sizes that `*`, `**`, `+` and `~` make are bounded by counts
+    (not a clock: the chat format must not depend on the planning machine), so such templates
+    fail to render in milliseconds where they would run for hours or fill the memory."""
+    with pytest.raises(chat_template.ChatTemplateError, match=f"fails to render: {needle}"):
+        chat_template.derive(prelude + SMOLLM2, "<|im_start|>", "<|im_end|>")
+
+
+def test_the_bounds_leave_ordinary_template_code_alone():
+    """Loops of the budget's size, `~`, `+`, `*` and `**` within the sizes: the same form as
+    without them (the prelude prints nothing)."""
+    prelude = ("{% set ns = namespace(n=0, s='') %}{% for i in range(100) %}{% for j in range(100) %}"
+               "{% set ns.n = ns.n + 2 ** 10 * 3 %}{% endfor %}{% set ns.s = ns.s ~ 'ab' * 10 + 'c' %}"
+               "{% endfor %}{% if ns.n != 30720000 or ns.s|length != 2100 %}{{ raise_exception('bad') }}{% endif %}")
+    assert (chat_template.derive(prelude + SMOLLM2, "<|im_start|>", "<|im_end|>")
+            == chat_template.derive(SMOLLM2, "<|im_start|>", "<|im_end|>"))
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))
