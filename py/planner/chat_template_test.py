@@ -146,5 +146,23 @@ def test_the_bounds_leave_ordinary_template_code_alone():
             == chat_template.derive(SMOLLM2, "<|im_start|>", "<|im_end|>"))
 
 
+def test_the_loop_and_concat_guards_render_what_jinja_renders():
+    """The guarded loops keep loop.length, last, revindex, cycle, previtem, nextitem, changed,
+    filtered loops, for-else and unpacking, and `~` its str() joins, against plain Jinja."""
+    import jinja2.sandbox
+    template = ("{% for m in messages %}{{ loop.index0 }}/{{ loop.length }}/{{ loop.revindex }}/{{ loop.last }}/"
+                "{{ loop.cycle('a','b') }}/{{ loop.previtem.role if loop.previtem else '-' }}/"
+                "{{ loop.nextitem.role if loop.nextitem else '-' }}/{{ loop.changed(m.role) }}"
+                "{% for c in m.content if c != 'x' %}{{ c }}{% else %}E{% endfor %};{% endfor %}"
+                "{% for z in [] %}no{% else %}else{% endfor %}{% for k, v in {'a': 1}.items() %}{{ k ~ v ~ none }}"
+                "{% endfor %}")
+    messages = [{"role": "user", "content": "hix"}, {"role": "assistant", "content": "x"},
+                {"role": "user", "content": "yo"}]
+    plain = jinja2.sandbox.ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+    want = plain.from_string(template).render(messages=messages)
+    assert want.startswith("0/3/3/False/a/-/assistant/Truehi;1/3/2")
+    assert chat_template._render_fn(template, None, None)(messages) == want
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))
