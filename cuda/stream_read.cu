@@ -475,8 +475,8 @@ __device__ __forceinline__ bool TestParity(uint32_t bar, uint32_t parity) {
 // `issued` chunks so far, so its next chunk is k = j + 16 issued (counted over the launch, as
 // the computing warps count theirs), for its stage `at`. Each round every such lane whose ring
 // has a chunk left and whose stage is free (the stage's empty mbarrier has completed the phase
-// of its last use) votes; the warp then copies the voted rings' chunks, lowest ring first, so
-// lowest chunk first: each lane 16 bytes at a time with cp.async.cg into the stage, then
+// of its last use) votes; the warp then copies the voted rings' chunks, lowest ring first:
+// each lane 16 bytes at a time with cp.async.cg into the stage, then
 // cp.async.mbarrier.arrive.noinc on its full mbarrier (complete when all 32 lanes' copies have
 // landed), then one commit group a chunk; with max_in_flight > 0 it first waits until at most
 // max_in_flight - 1 of its chunks are still in flight. Rings that are full are passed over, so
@@ -1707,11 +1707,11 @@ std::string PipelineStream(const void* data, size_t bytes, int blocks, const Pip
            "multiple of 512 bytes (16 a lane), fewer than 2^31 chunks";
   }
   if (shape.warp_rings &&
-      (!ring || shape.one_waiter || shape.x_in_registers || shape.warp_chunks || shape.warp_pipeline || shape.fence_each_copy || shape.loader_sleep_ns != 0 || shape.all_warps_spin ||
-       stages < 2 || stages > kMaxWarpRingStages || chunk % 512 != 0 || launch_chunks >= (1ull << 31))) {
+      (!ring || shape.one_waiter || shape.x_in_registers || shape.warp_chunks || shape.warp_pipeline ||
+       shape.fence_each_copy || shape.loader_sleep_ns != 0 || shape.all_warps_spin || stages < 2 ||
+       stages > kMaxWarpRingStages || chunk % 512 != 0 || launch_chunks >= (1ull << 31))) {
     return "pipeline: warp_rings is for the ring alone (with loader_cp_async, max_in_flight and chain_phases "
-           "only), 2.." +
-           std::to_string(kMaxWarpRingStages) +
+           "only), 2.." + std::to_string(kMaxWarpRingStages) +
            " stages a warp, chunks a multiple of 512 bytes (16 a lane), fewer than 2^31 chunks";
   }
   const bool per_warp = shape.warp_pipeline || shape.warp_rings;  // stages are each warp's
