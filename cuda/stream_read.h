@@ -169,17 +169,17 @@ struct PipelineShape {
   // Shared memory: 16 x stages x chunk. A producer per warp: no consumer waits on another
   // warp's stage (call Z12b: one in-order loader for 16 out-of-order consumers blocked).
   bool warp_pipeline = false;
-  // Ring alone (with max_in_flight and chain_phases only): the loader warp feeds 16 rings, one a
-  // computing warp (`stages` stages of `chunk` bytes each, 2..kMaxWarpRingStages; shared memory
-  // 16 x stages x chunk). Chunk k is warp k % 16's, in its ring's stage (k / 16) % stages; the
-  // loader copies the next chunk of every ring that has a free stage, lowest chunk first, so no
-  // warp waits behind another warp's stage (call Z12b's head-of-line blocking), and it runs
-  // ahead through barriers and phases as far as the rings' depth allows (call Z13b's producer
-  // per warp issued only as its warp consumed). The loader's lanes copy with cp.async
-  // (loader_cp_async) or, lanes 0-15 each its own ring's chunks, with bulk copies. max_in_flight
-  // here: at most that many chunks outstanding over the rings (cp.async 1..8, bulk 1..16 x
-  // stages; 0: no cap). chain_phases: the phases are chains of L2 round trips, as in the loads
-  // mode, so that they lengthen as the ring's bytes in flight queue ahead of them.
+  // Ring alone (with loader_cp_async, max_in_flight and chain_phases only): the loader warp feeds 16
+  // rings, one a computing warp (`stages` stages of `chunk` bytes each, 2..kMaxWarpRingStages;
+  // shared memory 16 x stages x chunk). Chunk k is warp k % 16's, in its ring's stage (k / 16) %
+  // stages; the loader copies the next chunk of every ring that has a free stage, lowest ring first,
+  // so no warp waits behind another warp's stage (call Z12b's head-of-line blocking), and it runs
+  // ahead through barriers and phases as far as the rings' depth allows (call Z13b's producer per
+  // warp issued only as its warp consumed). The loader's lanes copy with cp.async (loader_cp_async)
+  // or, lanes 0-15 each its own ring's chunks, with bulk copies. max_in_flight here: at most that
+  // many chunks outstanding over the rings (cp.async 1..8, bulk 1..16 x stages; 0: no cap).
+  // chain_phases: the phases are chains of L2 round trips, as in the loads mode, so that they
+  // lengthen as the ring's bytes in flight queue ahead of them.
   bool warp_rings = false;
 };
 inline constexpr int kMaxWarpRingStages = 8;

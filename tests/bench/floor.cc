@@ -255,7 +255,8 @@ int BarrierMode(const cudaDeviceProp& prop) {
 // changed the third run's time (docs/PERFORMANCE.md). The loads runs check the spins'
 // length: with spins minus without should stay ~9.6 us a layer. Runs 12-17 repeat ring
 // shapes with the cp.async loader, runs 18-54 the thirteenth session's variants and runs 55-73
-// the thirty-eighth's (each listed with its question); compare a late run's sm_mhz with the early ones'.
+// the thirty-eighth's (each listed with its question); compare a late run's sm_mhz with the
+// early ones'.
 struct PipelineRun {
   bool ring;
   uint32_t chunk;
