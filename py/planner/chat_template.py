@@ -19,24 +19,36 @@ package then has no chat format, and the runtime says so instead of chatting wro
 from __future__ import annotations
 
 import datetime
+import json
+import os
+import resource
+import subprocess
+import sys
 
 import jinja2
 import jinja2.nodes
+import jinja2.runtime
 import jinja2.sandbox
 import jinja2.visitor
 
 ROLES = ("system", "user", "assistant")
 
-# A render's work is bounded by counts, not by a clock, so that whether a package gets a chat
-# format never depends on the machine that plans it. A template that loops more than
-# LOOP_BUDGET times in one render, or builds a string, list or integer past the sizes below
-# with `*`, `**`, `+` or `~`, fails to render (no chat format), instead of running for hours
-# (nested range(100000) loops: 10^10 steps) or doubling a string until the memory is full. Real
-# templates loop over the few messages rendered here. Not bounded: a filter given a huge
-# width, such as center(10**9), still makes that one string.
+# A template's work is bounded twice. First by counts, the same on every machine: a template
+# that loops more than LOOP_BUDGET times in one render (its for loops; a recursive loop's
+# loop(...) calls are not counted), or builds a string, list or integer past the sizes below
+# with `*`, `**`, `+` or `~`, fails to render (no chat format) at once, instead of running for
+# hours (nested range(100000) loops: 10^10 steps) or doubling a string until the memory is
+# full. Real templates loop over the few messages rendered here. Then by a clock and a memory
+# limit, for all the rest that counts cannot reach (a filter or string method given a huge
+# width or count, such as center(10**9) or lipsum(n=10**6); macros that call themselves twice
+# over; recursive loops): derive() renders in a child process, which must finish within
+# DERIVE_SECONDS and DERIVE_MEMORY_BYTES. A real template derives in well under a second, so
+# only a template that is pathological anyway can come out differently on another machine.
 LOOP_BUDGET = 100_000  # for-loop iterations in one render, all loops together
 MAX_LENGTH = 1_000_000  # items of a string or list made by `*`, `+` or `~`
 MAX_INT_BITS = 4096  # bits of an integer made by `*` or `**`
+DERIVE_SECONDS = 60
+DERIVE_MEMORY_BYTES = 2 << 30  # the child's address space (RLIMIT_AS)
 
 
 class ChatTemplateError(ValueError):
@@ -56,11 +68,14 @@ class _BudgetedEnvironment(jinja2.sandbox.ImmutableSandboxedEnvironment):
     def call_binop(self, context, operator, left, right):
         ints = isinstance(left, int) and isinstance(right, int)
         if operator == "**":
-            if ints and right > 0 and max(abs(left), 1).bit_length() * right > MAX_INT_BITS:
-                raise jinja2.exceptions.SecurityError(f"{left} ** {right} would have more than "
+            # |a| ** n has more than (bits(a) - 1) * n bits: refused only when that is too many
+            # (0, 1 and -1 to any power are small).
+            if ints and right > 0 and abs(left) > 1 and (abs(left).bit_length() - 1) * right >= MAX_INT_BITS:
+                raise jinja2.exceptions.SecurityError(f"({left}) ** {right} would have more than "
                                                       f"{MAX_INT_BITS} bits")
         elif operator == "*" and ints:
-            if left.bit_length() + right.bit_length() > MAX_INT_BITS:
+            # a * b has at least bits(a) + bits(b) - 1 bits.
+            if left and right and left.bit_length() + right.bit_length() - 1 > MAX_INT_BITS:
                 raise jinja2.exceptions.SecurityError(f"a product would have more than {MAX_INT_BITS} bits")
         elif operator == "*":
             seq, count = (left, right) if isinstance(right, int) else (right, left)
@@ -89,12 +104,14 @@ class _Guards(jinja2.visitor.NodeTransformer):
                                  lineno=node.lineno)
 
 
-def _concat_guard(*parts) -> str:
-    """Jinja's `~` (str of each part, joined), refusing a result past MAX_LENGTH."""
-    pieces = [str(p) for p in parts]
-    if sum(map(len, pieces)) > MAX_LENGTH:
+@jinja2.pass_eval_context
+def _concat_guard(eval_ctx, *parts):
+    """Jinja's `~` (its markup_join under autoescape, else str of each part joined), refusing
+    a result past MAX_LENGTH."""
+    out = jinja2.runtime.markup_join(parts) if eval_ctx.autoescape else jinja2.runtime.str_join(parts)
+    if len(out) > MAX_LENGTH:
         raise _too_long("a `~` concatenation")
-    return "".join(pieces)
+    return out
 
 
 def _render_fn(template: str, bos_token: str | None, eos_token: str | None):
@@ -177,10 +194,50 @@ def derive(template: str, bos_token: str | None, eos_token: str | None) -> dict:
     multi-turn conversations (those with a system message after the first only when
     system_later is not None).
 
+    The work runs in a child Python process (derive_here there) that must finish within
+    DERIVE_SECONDS and DERIVE_MEMORY_BYTES (the bounds at the top of this module); Ctrl-C or
+    another exception here ends the child too.
+
     Raises:
-      ChatTemplateError: the template does not parse or render, or the reduced form does not
-        reproduce it exactly; the message says which conversation differs.
+      ChatTemplateError: the template does not parse or render, the reduced form does not
+        reproduce it exactly (the message says which conversation differs), or the child ran
+        out of time or memory or failed.
     """
+    request = json.dumps({"template": template, "bos_token": bos_token, "eos_token": eos_token})
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    try:
+        child = subprocess.run([sys.executable, "-c", "from planner import chat_template; chat_template._child_main()"],
+                               input=request, capture_output=True, text=True, env=env, timeout=DERIVE_SECONDS)
+    except subprocess.TimeoutExpired:
+        raise ChatTemplateError(f"the chat template did not finish rendering within {DERIVE_SECONDS} s "
+                                f"(a real template takes well under a second)") from None
+    try:
+        reply = json.loads(child.stdout)
+    except ValueError:
+        tail = child.stderr.strip().splitlines()[-1:] or ["no output"]
+        raise ChatTemplateError(f"the chat template's render process failed (exit status "
+                                f"{child.returncode}): {tail[0]}") from None
+    if "error" in reply:
+        raise ChatTemplateError(reply["error"])
+    return reply["format"]
+
+
+def _child_main() -> None:
+    """derive's child: a JSON request on stdin, {"format": ...} or {"error": message} on stdout,
+    within DERIVE_MEMORY_BYTES of address space."""
+    resource.setrlimit(resource.RLIMIT_AS, (DERIVE_MEMORY_BYTES, DERIVE_MEMORY_BYTES))
+    request = json.load(sys.stdin)
+    try:
+        reply = {"format": derive_here(request["template"], request["bos_token"], request["eos_token"])}
+    except ChatTemplateError as e:
+        reply = {"error": str(e)}
+    except MemoryError:
+        reply = {"error": f"the chat template needs more than {DERIVE_MEMORY_BYTES >> 30} GiB to render"}
+    json.dump(reply, sys.stdout)
+
+
+def derive_here(template: str, bos_token: str | None, eos_token: str | None) -> dict:
+    """derive's work, in this process, bounded only by the counts at the top of this module."""
     render = _render_fn(template, bos_token, eos_token)
     s, u, a = "\x01SYSTEM\x01", "\x01USER\x01", "\x01ASSISTANT\x01"
     sys_only = render([{"role": "system", "content": s}])

@@ -1,6 +1,7 @@
 """The reduced chat format reproduces full Jinja templates on multi-turn chats."""
 import json
 import sys
+import time
 
 import pytest
 
@@ -119,7 +120,7 @@ def test_a_template_that_raises_while_rendering_is_refused(template, needle):
     # 10^10 empty iterations: hours before the budget (this one test's own 20 s would time out)
     ("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", "its loops ran more than"),
     ("{% set s = 'ab' * 300000 %}{% for a in s %}{% for b in s %}{% endfor %}{% endfor %}", "its loops ran more than"),
-    ("{{ 2 ** 100000 }}", "2 \\*\\* 100000 would have more than 4096 bits"),
+    ("{{ 2 ** 100000 }}", "\\(2\\) \\*\\* 100000 would have more than 4096 bits"),
     ("{% set ns = namespace(x=3) %}{% for i in range(64) %}{% set ns.x = ns.x * ns.x %}{% endfor %}",
      "a product would have more than 4096 bits"),
     ("{{ 'a' * 10**9 }}", "a repetition would be longer than"),
@@ -134,6 +135,26 @@ def test_a_template_whose_work_has_no_bound_is_refused_at_once(prelude, needle):
     fail to render in milliseconds where they would run for hours or fill the memory."""
     with pytest.raises(chat_template.ChatTemplateError, match=f"fails to render: {needle}"):
         chat_template.derive(prelude + SMOLLM2, "<|im_start|>", "<|im_end|>")
+
+
+def test_a_template_that_counts_cannot_bound_is_stopped_by_the_child_s_clock(monkeypatch):
+    """Macros that each call the next twice: 2^34 calls and no loop. derive's child process
+    ends at DERIVE_SECONDS (2 s here) with a clean error."""
+    monkeypatch.setattr(chat_template, "DERIVE_SECONDS", 2)
+    fan_out = "".join(f"{{% macro m{i}() %}}{{{{ m{i + 1}() }}}}{{{{ m{i + 1}() }}}}{{% endmacro %}}"
+                      for i in range(34)) + "{% macro m34() %}{% endmacro %}{{ m0() }}"
+    start = time.monotonic()
+    with pytest.raises(chat_template.ChatTemplateError, match="did not finish rendering within 2 s"):
+        chat_template.derive(fan_out + SMOLLM2, "<|im_start|>", "<|im_end|>")
+    assert time.monotonic() - start < 15
+
+
+def test_a_template_that_needs_more_memory_than_the_child_s_limit_is_refused():
+    """A 3 GB string from one filter (its width known only when rendering) in a child limited
+    to DERIVE_MEMORY_BYTES (2 GiB)."""
+    with pytest.raises(chat_template.ChatTemplateError, match="MemoryError|more than 2 GiB"):
+        chat_template.derive("{{ ''|center(3000000000 + messages|length) }}" + SMOLLM2, "<|im_start|>",
+                             "<|im_end|>")
 
 
 def test_the_bounds_leave_ordinary_template_code_alone():
@@ -162,6 +183,14 @@ def test_the_loop_and_concat_guards_render_what_jinja_renders():
     want = plain.from_string(template).render(messages=messages)
     assert want.startswith("0/3/3/False/a/-/assistant/Truehi;1/3/2")
     assert chat_template._render_fn(template, None, None)(messages) == want
+    # `~` under autoescape joins as Jinja does (text marked safe stays unescaped), and small
+    # powers and products pass whatever their operands' sizes.
+    escaped = ("{% autoescape true %}{% for m in messages %}{{ '<|im_start|>'|safe ~ m.role ~ '<' ~ m.content }}"
+               "{% endfor %}{% endautoescape %}{{ 1 ** 5000 }} {{ (-1) ** 5001 }} {{ (2 ** 3000) % 7 }} "
+               "{{ ((2 ** 2048) * (2 ** 2047)) % 7 }} {{ 0 * 2 ** 4000 }}")
+    want = plain.from_string(escaped).render(messages=messages)
+    assert want.startswith("<|im_start|>user&lt;hix<|im_start|>assistant")
+    assert chat_template._render_fn(escaped, None, None)(messages) == want
 
 
 if __name__ == "__main__":
