@@ -490,6 +490,21 @@ __device__ __forceinline__ bool TestParity(uint32_t bar, uint32_t parity) {
 // warp's copy instructions were the limit). max_in_flight > 0 (1..16 x stages): at most that
 // many chunks issued and not yet seen landed over the 16 rings (each lane tests its ring's
 // oldest; the warp sums them), the lowest ready lanes first.
+// A run of rounds that found nothing to do: Wait() at each (the first starts the run; a run of
+// ~10 s traps, Watchdog), End() at the next round that does something (the run's clocks are
+// added to *total).
+struct IdleRun {
+  long long since = -1;
+  __device__ __forceinline__ void Wait() {
+    if (since < 0) since = clock64();
+    Watchdog(since);
+  }
+  __device__ __forceinline__ void End(unsigned long long* total) {
+    if (since >= 0) *total += clock64() - since;
+    since = -1;
+  }
+};
+
 __device__ void WarpRingsLoader(const uint8_t* mine, uint32_t chunks_per_token, uint32_t total_chunks, uint32_t chunk,
                                 int stages, int max_in_flight, bool bulk, uint8_t* ring, uint64_t* full,
                                 uint64_t* empty, unsigned long long* idle_clk, unsigned long long* cap_clk) {
@@ -501,8 +516,7 @@ __device__ void WarpRingsLoader(const uint8_t* mine, uint32_t chunks_per_token, 
   // complete), and the stage of the oldest one not yet seen.
   uint32_t landed = 0;
   RingSlot land_at;
-  long long idle_since = -1;  // clock64 at the first round of a run of rounds with no ring ready
-  long long cap_since = -1;   // likewise, rounds held by the cap
+  IdleRun idle, capped;  // rounds with no ring ready; rounds held by the cap
   for (;;) {
     const uint32_t k = lane + kRings * issued;
     const bool left = lane < kRings && k < total_chunks;
@@ -511,14 +525,10 @@ __device__ void WarpRingsLoader(const uint8_t* mine, uint32_t chunks_per_token, 
     if (__ballot_sync(~0u, left) == 0) break;
     uint32_t vote = __ballot_sync(~0u, ready);
     if (vote == 0) {
-      if (idle_since < 0) idle_since = clock64();
-      Watchdog(idle_since);
+      idle.Wait();
       continue;
     }
-    if (idle_since >= 0) {
-      *idle_clk += clock64() - idle_since;
-      idle_since = -1;
-    }
+    idle.End(idle_clk);
     if (bulk) {  // each ready lane its own ring's chunk, the lowest lanes first up to the cap
       uint32_t allowed = kRings;
       if (max_in_flight > 0) {
@@ -530,14 +540,10 @@ __device__ void WarpRingsLoader(const uint8_t* mine, uint32_t chunks_per_token, 
         const uint32_t in_flight = __reduce_add_sync(~0u, lane < kRings ? issued - landed : 0u);
         allowed = in_flight < static_cast<uint32_t>(max_in_flight) ? max_in_flight - in_flight : 0u;
         if (allowed == 0) {
-          if (cap_since < 0) cap_since = clock64();
-          Watchdog(cap_since);
+          capped.Wait();
           continue;
         }
-        if (cap_since >= 0) {
-          *cap_clk += clock64() - cap_since;
-          cap_since = -1;
-        }
+        capped.End(cap_clk);
       }
       if (ready && static_cast<uint32_t>(__popc(vote & ((1u << lane) - 1))) < allowed) {
         if (issued - landed == static_cast<uint32_t>(stages)) {
