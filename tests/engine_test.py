@@ -3,7 +3,6 @@ prompts, streaming, stop text, seeded sampling, exactly one BOS, errors as excep
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import threading
@@ -14,6 +13,7 @@ import pytest
 
 from host import _tileinfer
 from planner import main as planner_main
+from tests import forked
 from tests.reference import tiny_models
 from tools import gguf_import, smollm2
 
@@ -209,24 +209,10 @@ def test_a_callback_that_raises_stops_the_request_with_its_own_exception(smol):
 def _in_forked_child(child, what: str, seconds: float = 60) -> str:
     """Runs child() -> str in a fork()ed child and returns its text; fails the test if the child
     does not end within `seconds` (a hang) or dies before writing."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: report, then leave at once (no pytest teardown in the child)
-        os.close(read_end)
-        try:
-            os.write(write_end, child().encode())
-        finally:
-            os._exit(0)
-    os.close(write_end)
-    deadline = time.monotonic() + seconds
-    while os.waitpid(pid, os.WNOHANG) == (0, 0):
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            pytest.fail(f"{what} in a forked child hung")
-        time.sleep(0.05)
-    with os.fdopen(read_end, "rb") as f:
-        return f.read().decode()
+    text = forked.run_in_forked_child(child, seconds)
+    if text is None:
+        pytest.fail(f"{what} in a forked child hung")
+    return text
 
 
 def test_a_forked_child_gets_an_error_not_a_hang(smol):

@@ -18,13 +18,11 @@ tests/gpu/make_models.py's tiny_9x3 and tiny_big. Checks, each against an indepe
 Prints a line per check; exits 1 when one fails.
 """
 import json
-import os
-import signal
-import time
 
 from absl import app, flags
 
 from host import _tileinfer
+from tests import forked
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("packages", "/tmp/tileinfer_models", "Folder of tiny_9x3.tpkg and tiny_big.tpkg.")
@@ -130,31 +128,18 @@ def main(argv):
 
     # A fork()ed child: the GPU engines it inherited refuse to generate, dropping them returns at
     # once (they free nothing there), and a CPU engine of its own serves it.
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:
+    def in_child():
+        nonlocal gpu, big
         try:
-            os.close(read_end)
-            try:
-                gpu.generate(prompt_ids=prompt, max_new_tokens=4)
-                refused = "no error"
-            except RuntimeError as e:
-                refused = str(e)
-            gpu = big = None  # noqa: F841 (the inherited engines' destructors run here)
-            own = _tileinfer.Engine(tiny, device="cpu").generate(prompt_ids=prompt, max_new_tokens=40, stop_at_eos=False)
-            os.write(write_end, json.dumps({"refused": refused, "tokens": own["tokens"]}).encode())
-        finally:
-            os._exit(0)
-    os.close(write_end)
-    deadline = time.monotonic() + 60
-    while os.waitpid(pid, os.WNOHANG) == (0, 0):
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            break
-        time.sleep(0.05)
-    with os.fdopen(read_end, "rb") as f:
-        child = f.read().decode()
+            gpu.generate(prompt_ids=prompt, max_new_tokens=4)
+            refused = "no error"
+        except RuntimeError as e:
+            refused = str(e)
+        gpu = big = None  # the inherited engines' destructors run here
+        own = _tileinfer.Engine(tiny, device="cpu").generate(prompt_ids=prompt, max_new_tokens=40, stop_at_eos=False)
+        return json.dumps({"refused": refused, "tokens": own["tokens"]})
+
+    child = forked.run_in_forked_child(in_child) or ""
     try:
         child = json.loads(child)
         check("a forked child: the GPU engine refuses, dropping it returns, a CPU engine of its own serves",
