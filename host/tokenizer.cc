@@ -97,37 +97,44 @@ std::string GeneralCategory(const std::string& name) {
   return "";
 }
 
+// Walks `text` one UTF-8 sequence at a time, as ICU's U8_NEXT splits it (an ill-formed one is
+// its maximal subpart): on(start, end, ok) for each, until it returns false. Throws Error "text
+// to <what> is over 2 GiB" for a text longer than ICU's int32 offsets reach.
+template <typename OnSequence>
+void ForEachUtf8Sequence(const std::string& text, const char* what, OnSequence on) {
+  if (text.size() > static_cast<size_t>(INT32_MAX)) throw Error(std::string("text to ") + what + " is over 2 GiB");
+  const auto* s = reinterpret_cast<const uint8_t*>(text.data());
+  const int32_t n = static_cast<int32_t>(text.size());
+  for (int32_t i = 0; i < n;) {
+    const int32_t start = i;
+    UChar32 c;
+    U8_NEXT(s, i, n, c);
+    if (!on(static_cast<size_t>(start), static_cast<size_t>(i), c >= 0)) return;
+  }
+}
+
 }  // namespace
 
 size_t InvalidUtf8At(const std::string& text) {
-  if (text.size() > static_cast<size_t>(INT32_MAX)) throw Error("text to encode is over 2 GiB");
-  const auto* s = reinterpret_cast<const uint8_t*>(text.data());
-  const int32_t n = static_cast<int32_t>(text.size());
-  for (int32_t i = 0; i < n;) {
-    const int32_t start = i;
-    UChar32 c;
-    U8_NEXT(s, i, n, c);
-    if (c < 0) return static_cast<size_t>(start);
-  }
-  return std::string::npos;
+  size_t bad = std::string::npos;
+  ForEachUtf8Sequence(text, "encode", [&](size_t start, size_t, bool ok) {
+    if (!ok) bad = start;
+    return ok;
+  });
+  return bad;
 }
 
 std::string ReplaceInvalidUtf8(const std::string& text) {
-  if (text.size() > static_cast<size_t>(INT32_MAX)) throw Error("text to decode is over 2 GiB");
-  const auto* s = reinterpret_cast<const uint8_t*>(text.data());
-  const int32_t n = static_cast<int32_t>(text.size());
   std::string out;
   out.reserve(text.size());
-  for (int32_t i = 0; i < n;) {
-    const int32_t start = i;
-    UChar32 c;
-    U8_NEXT(s, i, n, c);
-    if (c < 0) {
-      out += "\xEF\xBF\xBD";  // U+FFFD
+  ForEachUtf8Sequence(text, "decode", [&](size_t start, size_t end, bool ok) {
+    if (ok) {
+      out.append(text, start, end - start);
     } else {
-      out.append(text, start, i - start);
+      out += "\xEF\xBF\xBD";  // U+FFFD
     }
-  }
+    return true;
+  });
   return out;
 }
 
