@@ -32,6 +32,11 @@ class TokenizerError(ValueError):
     """A tokenizer that TileInfer cannot reproduce exactly."""
 
 
+def _is_token_id(i: Any) -> bool:
+    """An int >= 0 (a JSON true is not 1 here)."""
+    return isinstance(i, int) and not isinstance(i, bool) and i >= 0
+
+
 @dataclasses.dataclass
 class TokenizerSpec:
     """A byte-level BPE tokenizer.
@@ -110,7 +115,7 @@ class TokenizerSpec:
             raise TokenizerError(f"{tok_path}: model.vocab must be an object token -> id")
         by_id: dict[int, str] = {}
         for content, i in vocab_map.items():
-            if isinstance(i, bool) or not isinstance(i, int) or i < 0:
+            if not _is_token_id(i):
                 raise TokenizerError(f"{tok_path}: model.vocab gives {content!r} the id {i!r}; ids "
                                      f"are ints >= 0")
             if i in by_id:
@@ -119,7 +124,7 @@ class TokenizerSpec:
         special, added = {}, {}
         for entry in tok.get("added_tokens") or []:
             i, content = entry["id"], entry["content"]
-            if isinstance(i, bool) or not isinstance(i, int) or i < 0:
+            if not _is_token_id(i):
                 raise TokenizerError(f"{tok_path}: added token {content!r} has the id {i!r}; ids "
                                      f"are ints >= 0")
             flags = [f for f in ("lstrip", "rstrip", "single_word") if entry.get(f)]
